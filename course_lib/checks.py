@@ -1,0 +1,253 @@
+"""Answer checks for grade cells: exact types, clear expected-vs-got messages, no trust in answers.
+
+Grade cells call these with the student's value. Every check
+- accepts only plain types (float, int, str, tuple, numpy arrays, numpy scalars), so an object with
+  an always-true ``__eq__`` earns nothing;
+- compares with functions captured when this module was imported (in the locked setup cell,
+  before any student code ran), so rebinding ``abs`` or patching ``math.isclose`` or
+  ``numpy.allclose`` later changes nothing here;
+- raises ``AnswerError`` (an AssertionError, so nbgrader scores the cell 0) with a message that
+  says what was expected and, for a known wrong answer, which mistake produces it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+# Captured at import time: later rebinding of these names by student code does not reach us.
+_abs, _len, _isinstance, _type, _sorted, _repr = abs, len, isinstance, type, sorted, repr
+_float, _int, _str, _tuple, _print = float, int, str, tuple, builtins.print
+_isfinite, _isnan = math.isfinite, math.isnan
+_np_asarray, _np_abs, _np_isnan = np.asarray, np.abs, np.isnan
+_ndarray, _np_floating, _np_integer, _np_bool = np.ndarray, np.floating, np.integer, np.bool_
+_FLOAT_TYPES = (float, int, np.floating, np.integer)
+
+
+class AnswerError(AssertionError):
+    """A checked answer is wrong; the message says how."""
+
+
+def _fmt(x: Any) -> str:
+    if _type(x) is float or _isinstance(x, _np_floating):
+        x = _float(x)
+        return f"{x:.6g}" if x == 0 or 1e-4 <= _abs(x) < 1e7 else f"{x:.4e}"
+    return _repr(x)
+
+
+def _plain_float(name: str, got: Any) -> float:
+    t = _type(got)
+    if t is bool or t is _np_bool:
+        raise AnswerError(f"{name}: expected a number, got a bool ({got!r})")
+    if not (t is float or t is int or _isinstance(got, (_np_floating, _np_integer))):
+        raise AnswerError(f"{name}: expected a float, got {t.__name__}")
+    value = _float(got)
+    if _isnan(value):
+        raise AnswerError(f"{name}: got NaN")
+    return value
+
+
+def _close(got: float, expected: float, rtol: float, atol: float) -> bool:
+    return _abs(got - expected) <= atol + rtol * _abs(expected)
+
+
+def _hint(
+    got: Any, known_wrong: Mapping[Any, str] | None, close: Callable[[Any, Any], bool]
+) -> str:
+    for wrong, why in (known_wrong or {}).items():
+        if close(got, wrong):
+            return f" — that is {why}"
+    return ""
+
+
+def check_float(
+    name: str,
+    got: Any,
+    expected: float,
+    *,
+    rtol: float = 1e-6,
+    atol: float = 1e-12,
+    unit: str = "",
+    known_wrong: Mapping[float, str] | None = None,
+) -> float:
+    """Check a real-valued answer within rtol/atol; name the mistake behind a known wrong value."""
+    value = _plain_float(name, got)
+    expected = _float(expected)
+    if not _close(value, expected, rtol, atol):
+        unit_s = f" {unit}" if unit else ""
+        hint = _hint(value, known_wrong, lambda g, w: _close(g, _float(w), rtol, atol))
+        raise AnswerError(
+            f"{name}: expected {_fmt(expected)}{unit_s}, got {_fmt(value)}{unit_s}{hint}"
+        )
+    return value
+
+
+def check_int(
+    name: str, got: Any, expected: int, *, known_wrong: Mapping[int, str] | None = None
+) -> int:
+    """Check an integer answer exactly (a bool or a float is not an int)."""
+    t = _type(got)
+    if t is bool or not (t is int or _isinstance(got, _np_integer)):
+        raise AnswerError(f"{name}: expected an int, got {t.__name__} ({_fmt(got)})")
+    value = _int(got)
+    if value != _int(expected):
+        hint = _hint(value, known_wrong, lambda g, w: g == w)
+        raise AnswerError(f"{name}: expected {expected}, got {value}{hint}")
+    return value
+
+
+def check_choice(
+    name: str,
+    got: Any,
+    expected: str,
+    options: Mapping[str, str],
+) -> str:
+    """Check a decision: one of the stated option keys; the message explains the chosen option."""
+    if _type(got) is not str:
+        raise AnswerError(
+            f"{name}: expected one of {_sorted(options)} as a str, got {_type(got).__name__}"
+        )
+    if got not in options:
+        raise AnswerError(f"{name}: {got!r} is not one of the options {_sorted(options)}")
+    if got != expected:
+        raise AnswerError(f"{name}: {got!r} is not right — {got!r} means: {options[got]}")
+    return got
+
+
+def _plain_names(name: str, got: Any) -> tuple[str, ...]:
+    t = _type(got)
+    if t not in (set, frozenset, list, tuple):
+        raise AnswerError(f"{name}: expected a set (or list/tuple) of names, got {t.__name__}")
+    items = _tuple(got)
+    for item in items:
+        if _type(item) is not str:
+            raise AnswerError(f"{name}: every element must be a str, got {_type(item).__name__}")
+    return items
+
+
+def check_names(
+    name: str, got: Any, expected: Iterable[str], *, ordered: bool = False
+) -> tuple[str, ...]:
+    """Check a collection of names: as a set, or as a sequence when order matters."""
+    items = _plain_names(name, got)
+    expected = _tuple(expected)
+    if ordered:
+        if items != expected:
+            raise AnswerError(f"{name}: expected the sequence {list(expected)}, got {list(items)}")
+        return items
+    if _len(set(items)) != _len(items):
+        raise AnswerError(f"{name}: names repeat in {list(items)}")
+    missing = _sorted(set(expected) - set(items))
+    extra = _sorted(set(items) - set(expected))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing {missing}")
+        if extra:
+            parts.append(f"should not include {extra}")
+        raise AnswerError(f"{name}: " + "; ".join(parts))
+    return items
+
+
+def check_array(
+    name: str, got: Any, expected: Any, *, rtol: float = 1e-6, atol: float = 1e-12
+) -> np.ndarray:
+    """Check a numpy array: exact ndarray type, shape, then values within rtol/atol."""
+    if _type(got) is not _ndarray:
+        raise AnswerError(f"{name}: expected a numpy.ndarray, got {_type(got).__name__}")
+    exp = _np_asarray(expected, dtype=_float)
+    if got.shape != exp.shape:
+        raise AnswerError(f"{name}: expected shape {exp.shape}, got {got.shape}")
+    if got.dtype.kind not in "fiu":
+        raise AnswerError(f"{name}: expected numbers, got dtype {got.dtype}")
+    values = got.astype(_float)
+    bad = (_np_abs(values - exp) > atol + rtol * _np_abs(exp)) | _np_isnan(values)
+    if bad.any():
+        i = _tuple(int(k) for k in np.argwhere(bad)[0])
+        raise AnswerError(
+            f"{name}: {_int(bad.sum())} of {bad.size} values differ; first at index {i}: "
+            f"expected {_fmt(exp[i])}, got {_fmt(values[i])}"
+        )
+    return got
+
+
+def check_type(name: str, got: Any, *types: type) -> Any:
+    """Check that an answer has one of the exact types (no subclasses)."""
+    if _type(got) not in types:
+        wanted = " or ".join(t.__name__ for t in types)
+        raise AnswerError(f"{name}: expected {wanted}, got {_type(got).__name__}")
+    return got
+
+
+def check_range(name: str, got: Any, low: float, high: float, *, what: str = "") -> float:
+    """Check that a number is finite and within [low, high] (a plausibility check)."""
+    value = _plain_float(name, got)
+    if not (_isfinite(value) and low <= value <= high):
+        extra = f" ({what})" if what else ""
+        raise AnswerError(f"{name}: {_fmt(value)} is outside [{low}, {high}]{extra}")
+    return value
+
+
+def passed(exercise: str) -> None:
+    """Print the visible-checks pass line a learner sees under a grade cell."""
+    _print(f"✔ {exercise}: the visible checks pass. Hidden tests check more cases when graded.")
+
+
+class DelegationError(AnswerError):
+    """The student's function called a library routine the exercise asks them to write."""
+
+
+@contextmanager
+def forbid(*targets: tuple[Any, str], exercise: str = "this exercise"):
+    """Within the block, calling any (owner, attribute) target raises DelegationError.
+
+    Plain Python functions are disabled through their code object, so references a student took
+    earlier (``from course_lib.graph import critical_path as cp``) trip too; other callables are
+    replaced on their owner for the duration of the block.
+    """
+    saved_code: list[tuple[Any, Any]] = []
+    saved_attr: list[tuple[Any, str, Any]] = []
+    try:
+        for owner, attr in targets:
+            original = getattr(owner, attr)
+            label = f"{getattr(owner, '__name__', owner)}.{attr}"
+            message = f"{exercise} asks you to write this yourself; your code called {label}"
+            code = getattr(original, "__code__", None)
+            if code is not None and not code.co_freevars:
+                # Swap the code object: every reference to this function object now trips.
+                saved_code.append((original, code))
+                original.__code__ = _make_stub(message, code)
+            else:
+                saved_attr.append((owner, attr, original))
+                setattr(owner, attr, _make_tripwire(message))
+        yield
+    finally:
+        for original, code in saved_code:
+            original.__code__ = code
+        for owner, attr, original in saved_attr:
+            setattr(owner, attr, original)
+
+
+def _make_tripwire(message: str) -> Callable[..., Any]:
+    def tripwire(*_args: Any, **_kwargs: Any) -> Any:
+        raise DelegationError(message)
+
+    return tripwire
+
+
+def _make_stub(message: str, like: Any) -> Any:
+    """A code object that raises DelegationError(message) and fits the signature of `like`."""
+    # The stub runs with the disabled function's globals, so it imports what it raises.
+    source = (
+        "def stub(*args, **kwargs):\n"
+        "    from course_lib.checks import DelegationError\n"
+        f"    raise DelegationError({message!r})\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    return namespace["stub"].__code__.replace(co_name=like.co_name)

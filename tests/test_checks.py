@@ -1,0 +1,140 @@
+"""Grade-cell helpers: right answers pass, wrong ones fail with a message that says why."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from course_lib import checks
+from course_lib.checks import AnswerError
+
+
+class AlwaysEqual(float):
+    def __eq__(self, other):  # noqa: D401
+        return True
+
+    __hash__ = float.__hash__
+
+
+class Liar:
+    def __eq__(self, other):
+        return True
+
+    def __float__(self):
+        return 0.5
+
+
+def test_check_float_accepts_close_values_and_numpy_scalars() -> None:
+    assert checks.check_float("x", 0.2727272, 3 / 11, rtol=1e-5) == pytest.approx(3 / 11, rel=1e-5)
+    assert checks.check_float("x", np.float64(3 / 11), 3 / 11) == 3 / 11
+    assert checks.check_float("x", 2, 2.0) == 2.0
+
+
+def test_check_float_names_the_known_mistake() -> None:
+    with pytest.raises(AnswerError, match="overhead relative to ideal compute"):
+        checks.check_float(
+            "idle", 0.375, 3 / 11, known_wrong={0.375: "the overhead relative to ideal compute"}
+        )
+    with pytest.raises(AnswerError, match=r"expected 0.272727 s, got 0.5 s$"):
+        checks.check_float("idle", 0.5, 3 / 11, unit="s")
+
+
+@pytest.mark.parametrize(
+    "bad", [Liar(), AlwaysEqual(3 / 11), "0.27", True, None, [3 / 11], float("nan")]
+)
+def test_check_float_rejects_non_plain_answers(bad) -> None:
+    """Objects that claim equality, strings, bools and NaN earn nothing."""
+    with pytest.raises(AnswerError):
+        checks.check_float("x", bad, 3 / 11)
+
+
+def test_checks_survive_patched_comparisons(monkeypatch) -> None:
+    """Patching math.isclose, numpy.allclose or builtins.abs after import does not help a wrong answer."""
+    monkeypatch.setattr(math, "isclose", lambda *a, **k: True)
+    monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
+    monkeypatch.setattr(np, "abs", lambda x: 0 * x)
+    monkeypatch.setattr("builtins.abs", lambda x: 0)
+    with pytest.raises(AnswerError):
+        checks.check_float("x", 1.0, 2.0)
+    with pytest.raises(AnswerError):
+        checks.check_array("a", np.array([1.0, 2.0]), [1.0, 3.0])
+
+
+def test_check_int_exact() -> None:
+    assert checks.check_int("m", np.int64(64), 64) == 64
+    for bad in (64.0, True, "64"):
+        with pytest.raises(AnswerError):
+            checks.check_int("m", bad, 64)
+    with pytest.raises(AnswerError, match="off by one"):
+        checks.check_int("m", 63, 64, known_wrong={63: "off by one"})
+
+
+def test_check_choice_explains_the_chosen_option() -> None:
+    options = {"idle": "elapsed idle fraction", "overhead": "overhead relative to ideal compute"}
+    assert checks.check_choice("c", "overhead", "overhead", options) == "overhead"
+    with pytest.raises(AnswerError, match="elapsed idle fraction"):
+        checks.check_choice("c", "idle", "overhead", options)
+    with pytest.raises(AnswerError, match="not one of"):
+        checks.check_choice("c", "bubble", "overhead", options)
+
+
+def test_check_names_as_set_and_sequence() -> None:
+    assert sorted(checks.check_names("ops", {"b", "a"}, ["a", "b"])) == ["a", "b"]
+    with pytest.raises(AnswerError, match=r"missing \['c'\]; should not include \['d'\]"):
+        checks.check_names("ops", ["a", "d"], ["a", "c"])
+    with pytest.raises(AnswerError, match="sequence"):
+        checks.check_names("ops", ("b", "a"), ("a", "b"), ordered=True)
+    with pytest.raises(AnswerError):
+        checks.check_names("ops", [1, 2], ["a"])
+
+
+def test_check_array_shape_type_values() -> None:
+    checks.check_array("a", np.array([1.0, 2.0]), [1.0, 2.0])
+    with pytest.raises(AnswerError, match="numpy.ndarray"):
+        checks.check_array("a", [1.0, 2.0], [1.0, 2.0])
+    with pytest.raises(AnswerError, match="shape"):
+        checks.check_array("a", np.array([1.0]), [1.0, 2.0])
+    with pytest.raises(AnswerError, match="index"):
+        checks.check_array("a", np.array([1.0, 2.5]), [1.0, 2.0])
+
+
+def test_check_range_and_type() -> None:
+    assert checks.check_range("f", 0.3, 0.0, 1.0) == 0.3
+    with pytest.raises(AnswerError, match="outside"):
+        checks.check_range("f", 3.0, 0.0, 1.0, what="a fraction")
+    with pytest.raises(AnswerError, match="expected tuple"):
+        checks.check_type("t", [1], tuple)
+
+
+def _helper_to_forbid(x: float) -> float:
+    return 2 * x
+
+
+def test_forbid_trips_aliases_and_restores() -> None:
+    """A forbidden function trips even through a reference taken earlier, and works again after."""
+    import tests.test_checks as me
+
+    alias = me._helper_to_forbid
+    with checks.forbid((me, "_helper_to_forbid"), exercise="Exercise 2"):
+        with pytest.raises(
+            checks.DelegationError, match="Exercise 2 asks you to write this yourself"
+        ):
+            alias(1.0)
+    assert alias(1.0) == 2.0
+
+
+def test_forbid_replaces_non_function_callables() -> None:
+    import networkx as nx
+
+    original = nx.dag_longest_path_length
+    with checks.forbid((nx, "dag_longest_path_length"), exercise="Exercise 2"):
+        with pytest.raises(checks.DelegationError):
+            nx.dag_longest_path_length(nx.DiGraph([(1, 2)]))
+    assert nx.dag_longest_path_length is original
+
+
+def test_passed_prints_a_readable_line(capsys) -> None:
+    checks.passed("Exercise 1")
+    assert "✔ Exercise 1" in capsys.readouterr().out

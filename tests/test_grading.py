@@ -1,0 +1,80 @@
+"""Grading round trip per lesson, in a temporary course with nbgrader's own autograde.
+
+The instructor's solutions score full marks, the untouched student notebook scores zero on every
+autograded cell, and every mutant (a plausible wrong answer in tests/mutants/) scores below full
+on the grade cells it targets. Every autograded grade cell is targeted by at least one mutant.
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pandas as pd
+import pytest
+
+from course_lib import grading
+from tests.conftest import ROOT, lessons
+from tests.mutants import mutants_for
+
+LESSONS = lessons()
+
+
+@pytest.fixture(scope="module", params=LESSONS)
+def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Autograde solutions, the untouched release and every mutant of one lesson (once)."""
+    lesson = request.param
+    course = grading.open_course(tmp_path_factory.mktemp(f"course-{lesson}"), ROOT)
+    source = ROOT / "source" / lesson / f"{lesson}.ipynb"
+    grading.setup_lesson(course, source, lesson)
+    release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    solutions = grading.solution_sources(nbformat.read(source, as_version=4))
+    mutants = mutants_for(lesson)
+    grading.submit(course, lesson, "solutions", grading.fill_cells(release, solutions))
+    grading.submit(course, lesson, "untouched", release)
+    for i, mutant in enumerate(mutants):
+        cells = {**solutions, **mutant.cells}
+        grading.submit(course, lesson, f"mutant{i:02d}", grading.fill_cells(release, cells))
+    students = ["solutions", "untouched"] + [f"mutant{i:02d}" for i in range(len(mutants))]
+    scores = grading.autograde(course, lesson, students)
+    return lesson, mutants, scores
+
+
+def _auto(scores: pd.DataFrame, student: str) -> pd.DataFrame:
+    return scores[(scores.student == student) & scores.auto]
+
+
+def test_solutions_score_full_marks(graded) -> None:
+    lesson, _, scores = graded
+    auto = _auto(scores, "solutions")
+    assert len(auto) >= 4
+    wrong = auto[auto.score < auto.max_score]
+    assert wrong.empty, f"{lesson}: solutions lose points on\n{wrong}"
+
+
+def test_untouched_release_scores_zero(graded) -> None:
+    lesson, _, scores = graded
+    auto = _auto(scores, "untouched")
+    assert (auto.score == 0).all(), (
+        f"{lesson}: the untouched notebook earns\n{auto[auto.score > 0]}"
+    )
+    manual = scores[(scores.student == "untouched") & ~scores.auto]
+    assert len(manual) >= 1 and manual.needs_manual_grade.all()
+
+
+def test_every_mutant_loses_points(graded) -> None:
+    lesson, mutants, scores = graded
+    assert mutants, f"{lesson}: no mutants in tests/mutants/{lesson}.py"
+    for i, mutant in enumerate(mutants):
+        rows = scores[(scores.student == f"mutant{i:02d}") & scores.grade_id.isin(mutant.grades)]
+        assert len(rows) == len(mutant.grades), (
+            f"{mutant.name}: unknown grade cells {mutant.grades}"
+        )
+        assert rows.score.sum() < rows.max_score.sum(), (
+            f"{lesson}: mutant '{mutant.name}' ({mutant.why}) scores full marks on {mutant.grades}"
+        )
+
+
+def test_every_autograded_cell_has_a_mutant(graded) -> None:
+    lesson, mutants, scores = graded
+    auto_cells = set(_auto(scores, "solutions").grade_id)
+    targeted = {g for m in mutants for g in m.grades}
+    assert auto_cells <= targeted, f"{lesson}: no mutant for {sorted(auto_cells - targeted)}"
