@@ -1,0 +1,34 @@
+"""Pipeline schedules as data, their simulation and their closed forms (Module 2).
+
+- schedule: the IR (Action, Schedule) and the generators gpipe, one_f_one_b (pipe02, pipe03);
+- simulate: the event-driven simulator -> Timeline (makespan, idle fraction, overhead, stashes);
+- formulas: closed forms for balanced stages, each checked against the simulator in the tests.
+"""
+
+from .formulas import (
+    fill_drain_idle_fraction,
+    fill_drain_makespan,
+    fill_drain_overhead,
+    one_f_one_b_warmup,
+    peak_in_flight_gpipe,
+    peak_in_flight_one_f_one_b,
+)
+from .schedule import KINDS, Action, Schedule, gpipe, one_f_one_b
+from .simulate import ScheduleDeadlock, Timeline, simulate
+
+__all__ = [
+    "KINDS",
+    "Action",
+    "Schedule",
+    "ScheduleDeadlock",
+    "Timeline",
+    "fill_drain_idle_fraction",
+    "fill_drain_makespan",
+    "fill_drain_overhead",
+    "gpipe",
+    "one_f_one_b",
+    "one_f_one_b_warmup",
+    "peak_in_flight_gpipe",
+    "peak_in_flight_one_f_one_b",
+    "simulate",
+]
