@@ -33,7 +33,7 @@ check: $(STAMP)
 	$(BIN)/course build --check
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests source $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests $(wildcard source) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
