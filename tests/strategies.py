@@ -176,3 +176,66 @@ def allocator_ops(draw, max_ops: int = 40):
             live.append(next_id)
             next_id += 1
     return ops
+
+
+# --- cost02: trace events (course_lib.trace) and generated profiles (course_lib.tracegen) -------
+
+#: Kineto-ish names, categories (including ones the loader has never heard of) and ids.
+TRACE_CATS = st.sampled_from(
+    ["cpu_op", "kernel", "cuda_runtime", "user_annotation", "gpu_memcpy", "my_custom_cat"]
+)
+TRACE_IDS = st.one_of(st.integers(0, 2**31 - 1), st.sampled_from(["Spans", "Traces", ""]))
+
+
+@st.composite
+def trace_events(draw, max_events: int = 12):
+    """List of event dicts in SECONDS (what write_trace takes): complete ("X") events on a 1 ns
+    grid with optional args (correlation, unknown keys), instants ("i") without dur, metadata
+    ("M") without ts, and unknown top-level fields."""
+    events = []
+    for _ in range(draw(st.integers(0, max_events))):
+        ph = draw(st.sampled_from(["X", "X", "X", "i", "M"]))
+        ev = {
+            "ph": ph,
+            "name": draw(st.text(min_size=0, max_size=8)),
+            "pid": draw(TRACE_IDS),
+            "tid": draw(TRACE_IDS),
+        }
+        if ph != "M":
+            ev["ts"] = draw(st.integers(0, 10**13)) * 1e-9
+            ev["cat"] = draw(TRACE_CATS)
+        if ph == "X":
+            ev["dur"] = draw(st.integers(0, 10**10)) * 1e-9
+        if draw(st.booleans()):
+            args = {"note": draw(st.text(max_size=5))}
+            if draw(st.booleans()):
+                args["correlation"] = draw(st.integers(0, 2**40))
+            ev["args"] = args
+        if draw(st.booleans()):
+            ev["extra_field"] = draw(st.one_of(st.integers(-5, 5), st.text(max_size=4)))
+        events.append(ev)
+    return events
+
+
+@st.composite
+def dp_profile_kwargs(draw):
+    """Small generate_dp_profile configurations (1-4 ranks, 1-5 layers, 1-2 steps)."""
+    num_layers = draw(st.integers(1, 5))
+    return {
+        "num_ranks": draw(st.integers(1, 4)),
+        "num_layers": num_layers,
+        "num_buckets": draw(st.integers(1, num_layers)),
+        "num_steps": draw(st.integers(1, 2)),
+        "bandwidth": draw(st.sampled_from([5e9, 20e9, 100e9])),
+        "jitter": draw(st.sampled_from([0.0, 0.05, 0.3])),
+        "clock_offset": draw(st.sampled_from([0.0, 1e-3, 5e-3])),
+        "clock_drift": draw(st.sampled_from([0.0, 20.0, 200.0])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+
+
+# --- course home: a learner's saved check cells (course_lib.home) --------------------------
+
+#: The state in which a learner saved one autograded check cell: never run, run and passed
+#: (no error output), run and failed (an error output).
+CHECK_CELL_STATES = st.lists(st.sampled_from(("not run", "passed", "failed")), max_size=12)

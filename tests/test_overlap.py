@@ -1,0 +1,509 @@
+"""Tests for course_lib.overlap: interval algebra vs rasterization, HTA's overlap ratio, exposed
+communication (timeline and critical path) and the bucketed all-reduce model (cost03)."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from course_lib.graph import step_graph
+from course_lib.overlap import (
+    best_bucket_bytes,
+    bucketed_allreduce_timeline,
+    exposed_communication,
+    exposed_on_critical_path,
+    intersection,
+    overlap_ratio,
+    subtract,
+    sweep_bucket_bytes,
+    total_length,
+    union,
+)
+from tests.strategies import grid_intervals, step_dags
+
+RES = 4  # grid_intervals puts endpoints on k / 4
+CELLS = 120
+
+
+def raster(intervals) -> np.ndarray:
+    """Cell c = [c/RES, (c+1)/RES) is covered iff some interval contains it (exact on the grid)."""
+    cov = np.zeros(CELLS, dtype=bool)
+    for a, b in intervals:
+        lo, hi = round(a * RES), round(b * RES)
+        cov[lo:hi] = True
+    return cov
+
+
+def length_of(cov: np.ndarray) -> float:
+    return cov.sum() / RES
+
+
+def assert_canonical(u: np.ndarray) -> None:
+    """Sorted, non-empty, disjoint and non-touching rows."""
+    assert u.ndim == 2 and u.shape[1] == 2
+    assert (u[:, 1] > u[:, 0]).all()
+    assert (u[1:, 0] > u[:-1, 1]).all()
+
+
+# --- interval algebra vs rasterization ---------------------------------------------------------
+
+
+@given(grid_intervals())
+def test_union_matches_rasterization(iv):
+    """The union covers exactly the grid cells some interval covers, in canonical form."""
+    u = union(iv)
+    assert_canonical(u)
+    np.testing.assert_array_equal(raster(u), raster(iv))
+    assert total_length(iv) == length_of(raster(iv))
+
+
+@given(grid_intervals(), grid_intervals())
+def test_intersection_and_subtract_match_rasterization(a, b):
+    """a ∩ b and a minus b cover exactly the cells covered by both / by a only."""
+    ra, rb = raster(a), raster(b)
+    inter, diff = intersection(a, b), subtract(a, b)
+    assert_canonical(inter)
+    assert_canonical(diff)
+    np.testing.assert_array_equal(raster(inter), ra & rb)
+    np.testing.assert_array_equal(raster(diff), ra & ~rb)
+    # inclusion-exclusion on lengths
+    assert total_length(a) == pytest.approx(total_length(diff) + total_length(inter))
+
+
+def test_union_by_hand():
+    """Overlapping and touching intervals merge; zero-length ones vanish."""
+    u = union([[3, 4], [0, 1], [0.5, 2], [4, 5], [7, 7]])
+    np.testing.assert_array_equal(u, [[0, 2], [3, 5]])
+    assert union([]).shape == (0, 2)
+    assert total_length([]) == 0.0
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ([[0, 1, 2]], r"\(N, 2\)"),
+        ([[0, 1], [2, 1.5]], r"row 1 .*end < start"),
+        ([[0, 1], [0, 2], [np.nan, 3]], r"row 2 .*not finite"),
+        ([[0, np.inf]], r"row 0"),
+    ],
+)
+def test_malformed_intervals_raise_naming_the_row(bad, match):
+    """Wrong shape, end < start, NaN and inf are ValueErrors naming the row."""
+    with pytest.raises(ValueError, match=match):
+        union(bad)
+    with pytest.raises(ValueError, match=match):
+        overlap_ratio(bad, [[0, 1]])
+
+
+def test_large_input_is_vectorized():
+    """A million intervals go through union/overlap_ratio (no per-interval Python loop); timing
+    is measured in benchmarks/bench_overlap.py, here only the result is checked."""
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0, 1e6, 1_000_000)
+    iv = np.column_stack((s, s + rng.exponential(0.5, s.size)))
+    u = union(iv)
+    assert_canonical(u)
+    assert total_length(u) <= (iv[:, 1] - iv[:, 0]).sum()
+    assert 0.0 <= overlap_ratio(iv[::2], iv[1::2]) <= 1.0
+
+
+# --- overlap ratio (HTA) -------------------------------------------------------------------------
+
+
+def hta_overlap(comm, compute) -> float:
+    """Port of HTA's get_comm_comp_overlap_value (hta/analyzers/communication_analysis.py) with
+    its merge_kernel_intervals (hta/utils/utils.py): merge each kind with a cumulative max, mark
+    starts/ends of comm with ±1 and of compute with ±2, and sum the time the running total is 3."""
+
+    def merge(rows):
+        df = pd.DataFrame(rows, columns=["ts", "end"], dtype=float)
+        df["dur"] = df["end"] - df["ts"]
+        df = df.sort_values(by="ts")
+        df["end"] = df["ts"] + df["dur"]
+        df["group"] = (df["ts"] > df["end"].shift().cummax()).cumsum()
+        df = df.groupby("group", as_index=False).agg({"ts": "min", "end": "max"})
+        return df.drop(["group"], axis=1).sort_values(by="ts")
+
+    comm_k, comp_k = merge(comm), merge(compute)
+    status = (
+        pd.concat(
+            [
+                comm_k.melt(var_name="status", value_name="time").assign(
+                    status=lambda d: d["status"].map({"ts": 1, "end": -1})
+                ),
+                comp_k.melt(var_name="status", value_name="time").assign(
+                    status=lambda d: d["status"].map({"ts": 2, "end": -2})
+                ),
+            ]
+        )
+        .sort_values(by="time")
+        .reset_index(drop=True)
+    )
+    status["running"] = status["status"].cumsum()
+    overlap = status[status["running"].eq(3)]
+    shifted = overlap.merge(status.shift(-1).dropna(), left_index=True, right_index=True)
+    return float(
+        (shifted["time_y"] - shifted["time_x"]).sum() / (comm_k["end"] - comm_k["ts"]).sum()
+    )
+
+
+@settings(deadline=None)
+@given(grid_intervals(), grid_intervals())
+def test_overlap_ratio_matches_rasterization_and_hta(comm, compute):
+    """ratio = |comm ∩ compute| / |comm| on the raster, equal to HTA's own algorithm, in [0, 1]."""
+    rc, rk = raster(comm), raster(compute)
+    assume(rc.any())
+    r = overlap_ratio(comm, compute)
+    assert r == pytest.approx((rc & rk).sum() / rc.sum())
+    assert r == pytest.approx(hta_overlap(comm, compute))
+    assert 0.0 <= r <= 1.0
+
+
+def test_overlap_ratio_merges_overlapping_kernels():
+    """Two comm kernels overlapping each other count once (HTA merges before measuring)."""
+    comm = [[0, 4], [2, 6]]  # merged: [0, 6), 6 s — not 8 s
+    compute = [[0, 3], [1, 2], [5, 9]]  # merged: [0, 3) and [5, 9)
+    assert overlap_ratio(comm, compute) == pytest.approx(4 / 6)
+
+
+def test_overlap_ratio_without_communication_raises():
+    """0/0 is refused with a clear message."""
+    with pytest.raises(ValueError, match="undefined"):
+        overlap_ratio([], [[0, 1]])
+    with pytest.raises(ValueError, match="undefined"):
+        overlap_ratio([[1, 1]], [[0, 1]])
+
+
+@given(grid_intervals(), grid_intervals())
+def test_exposed_communication_is_comm_not_overlapped(comm, compute):
+    """Timeline exposure = raster cells with comm and no compute = (1 - ratio)·|∪comm|."""
+    rc, rk = raster(comm), raster(compute)
+    exposed = exposed_communication(comm, compute)
+    assert exposed == length_of(rc & ~rk)
+    if rc.any():
+        assert exposed == pytest.approx((1 - overlap_ratio(comm, compute)) * length_of(rc))
+
+
+# --- exposure on the critical path -------------------------------------------------------------
+
+
+def brute_exposed(g: nx.DiGraph, lanes=("comm stream",)) -> float:
+    """Enumerate every source->sink path; among the longest, the least communication."""
+    sources = [v for v in g if g.in_degree(v) == 0]
+    sinks = [v for v in g if g.out_degree(v) == 0]
+    paths = []
+    for s in sources:
+        for t in sinks:
+            if s == t:
+                paths.append([s])
+            else:
+                paths.extend(nx.all_simple_paths(g, s, t))
+    dur = nx.get_node_attributes(g, "duration")
+    lengths = [sum(dur[v] for v in p) for p in paths]
+    best = max(lengths)
+    return min(
+        sum(dur[v] for v in p if g.nodes[v]["lane"] in lanes)
+        for p, length in zip(paths, lengths, strict=True)
+        if length == best
+    )
+
+
+@settings(deadline=None)
+@given(step_dags(min_nodes=1, max_nodes=8))
+def test_exposed_on_critical_path_matches_path_enumeration(dag):
+    """Communication on the critical path equals brute force over all source->sink paths
+    (durations are exact binary fractions, so ties are exact)."""
+    durations, deps, lanes = dag
+    assume("comm stream" in lanes.values())
+    g = step_graph(durations, deps, lanes)
+    assert exposed_on_critical_path(g) == brute_exposed(g)
+
+
+def test_critical_path_exposure_differs_from_timeline_exposure():
+    """The docstring's two cases: (1) a collective fully overlapped for 10 of its 12 s, that the
+    next op waits for, costs all 12 s on the critical path, while (1 - ratio)·comm = 2 s;
+    (2) a non-overlapped collective that nothing waits for costs nothing."""
+    g = step_graph(
+        {"compute1": 10, "allreduce": 12, "compute2": 1},
+        [("compute1", "compute2"), ("allreduce", "compute2")],
+        {"compute1": "compute stream", "compute2": "compute stream", "allreduce": "comm stream"},
+    )
+    comm, compute = [[0, 12]], [[0, 10], [12, 13]]
+    assert (1 - overlap_ratio(comm, compute)) * 12 == pytest.approx(2.0)
+    assert exposed_communication(comm, compute) == pytest.approx(2.0)
+    assert exposed_on_critical_path(g) == 12.0
+
+    g2 = step_graph(
+        {"compute": 10, "allreduce": 2, "load_data": 14, "optimizer": 1},
+        [
+            ("compute", "allreduce"),
+            ("allreduce", "optimizer"),
+            ("load_data", "optimizer"),
+            ("compute", "optimizer"),
+        ],
+        {
+            "compute": "compute stream",
+            "allreduce": "comm stream",
+            "load_data": "data loader",
+            "optimizer": "compute stream",
+        },
+    )
+    comm, compute = [[10, 12]], [[0, 10], [14, 15]]
+    assert exposed_communication(comm, compute) == pytest.approx(2.0)
+    assert exposed_on_critical_path(g2) == 0.0
+
+
+def test_exposed_on_critical_path_needs_comm_lane():
+    """A graph with no op on the communication lanes is an error (likely a lane-name typo)."""
+    g = step_graph({"a": 1.0, "b": 2.0}, [("a", "b")], {"a": "compute stream", "b": "CPU"})
+    with pytest.raises(ValueError, match="no op runs on the communication lanes"):
+        exposed_on_critical_path(g)
+    assert exposed_on_critical_path(g, comm_lanes=["CPU"]) == 2.0
+
+
+# --- bucketed all-reduce model -------------------------------------------------------------------
+
+
+def ddp_buckets(grad_bytes, cap, first_cap=None):
+    """Spec of DDP's rule: walk layers last to first, skip gradient-less layers, close a bucket
+    as soon as its size reaches the cap (the first bucket's cap may differ)."""
+    out, cur = [], []
+    for layer in reversed(range(len(grad_bytes))):
+        if grad_bytes[layer] > 0:
+            cur.append(layer)
+            limit = first_cap if (first_cap is not None and not out) else cap
+            if sum(grad_bytes[i] for i in cur) >= limit:
+                out.append(tuple(cur))
+                cur = []
+    if cur:
+        out.append(tuple(cur))
+    return out
+
+
+def recurrence(w, g, cap, bw, latency, optimizer_time):
+    """Without contention: layer ends are prefix sums in backward order and each all-reduce
+    starts at max(its bucket ready, previous all-reduce end)."""
+    finish, t = {}, 0.0
+    for layer in reversed(range(len(w))):
+        t += w[layer]
+        finish[layer] = t
+    prev, comm = 0.0, []
+    for b in ddp_buckets(g, cap):
+        s = max(finish[b[-1]], prev)
+        prev = s + latency + sum(g[i] for i in b) / bw
+        comm.append((s, prev))
+    return max(t, prev) + optimizer_time, comm
+
+
+def grid_simulation(w, g, cap, bw, latency, contention, optimizer_time, dt):
+    """Brute force: advance time in steps of dt; computation progresses dt/(1 + contention) per
+    step while an all-reduce runs, dt otherwise. Returns (step time, comm starts)."""
+    buckets = ddp_buckets(g, cap)
+    closes = {b[-1]: k for k, b in enumerate(buckets)}
+    dur = [latency + sum(g[i] for i in b) / bw for b in buckets]
+    order = list(reversed(range(len(w))))
+    pos, rem = 0, w[order[0]]
+    ready = [None] * len(buckets)
+    starts = [None] * len(buckets)
+    k, comm_rem, t = 0, None, 0.0
+    while True:
+        changed = True
+        while changed:  # settle everything that happens at this instant
+            changed = False
+            while pos < len(order) and rem <= 1e-12:
+                if order[pos] in closes:
+                    ready[closes[order[pos]]] = t
+                pos += 1
+                rem = w[order[pos]] if pos < len(order) else 0.0
+                changed = True
+            if comm_rem is not None and comm_rem <= 1e-12:
+                comm_rem, k, changed = None, k + 1, True
+            if comm_rem is None and k < len(buckets) and ready[k] is not None:
+                comm_rem, starts[k], changed = dur[k], t, True
+        if pos >= len(order) and comm_rem is None and k >= len(buckets):
+            return t + optimizer_time, starts
+        factor = 1.0 + contention if comm_rem is not None else 1.0
+        if pos < len(order):
+            rem -= dt / factor
+        if comm_rem is not None:
+            comm_rem -= dt
+        t += dt
+
+
+LAYER_TIMES = st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5]), min_size=1, max_size=6)
+
+
+@st.composite
+def bucket_cases(draw):
+    w = draw(LAYER_TIMES)
+    g = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.0]), min_size=len(w), max_size=len(w)))
+    assume(sum(g) > 0)
+    cap = draw(st.sampled_from([1.0, 2.0, 4.0, 6.0, 100.0]))
+    bw = draw(st.sampled_from([1.0, 2.0, 4.0, 8.0]))
+    latency = draw(st.sampled_from([0.0, 0.1, 0.5]))
+    return w, g, cap, bw, latency
+
+
+@given(bucket_cases(), st.sampled_from([0.0, 0.3]))
+def test_no_contention_matches_recurrence(case, opt):
+    """contention = 0: the event-driven timeline equals the closed-form recurrence."""
+    w, g, cap, bw, latency = case
+    tl = bucketed_allreduce_timeline(w, g, cap, bw, latency, 0.0, opt)
+    step, comm = recurrence(w, g, cap, bw, latency, opt)
+    assert tl.step_time == pytest.approx(step)
+    np.testing.assert_allclose(tl.comm, np.array(comm).reshape(-1, 2))
+    assert tl.buckets == tuple(ddp_buckets(g, cap))
+    assert tl.contention_delay == pytest.approx(0.0, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(bucket_cases(), st.sampled_from([0.0, 0.5, 2.0]), st.sampled_from([0.0, 0.25]))
+def test_timeline_matches_grid_simulation(case, contention, opt):
+    """The event-driven timeline agrees with a brute-force time-stepped simulation (dt = 1 ms)
+    to within the grid's error."""
+    w, g, cap, bw, latency = case
+    dt = 1e-3
+    tl = bucketed_allreduce_timeline(w, g, cap, bw, latency, contention, opt)
+    step, starts = grid_simulation(w, g, cap, bw, latency, contention, opt, dt)
+    tol = (len(w) + len(tl.buckets) + 2) * dt * (1 + contention) * 2
+    assert tl.step_time == pytest.approx(step, abs=tol)
+    np.testing.assert_allclose(tl.comm[:, 0], starts, atol=tol)
+
+
+@given(bucket_cases(), st.sampled_from([0.0, 0.5, 2.0]))
+def test_timeline_invariants(case, contention):
+    """Overlap ratio in [0, 1]; exposed ≤ total comm; the step is at least the uncontended
+    backward pass and at most the fully contended serial schedule; compute is back to back."""
+    w, g, cap, bw, latency = case
+    tl = bucketed_allreduce_timeline(w, g, cap, bw, latency, contention, 0.0)
+    total_comm = float(tl.comm_durations.sum())
+    if total_comm > 0:
+        assert 0.0 <= tl.overlap_ratio <= 1.0 + 1e-12
+    assert -1e-12 <= tl.exposed_comm <= total_comm + 1e-9
+    assert tl.step_time >= sum(w) - 1e-9
+    assert tl.step_time >= total_comm - 1e-9
+    assert tl.step_time <= sum(w) * (1 + contention) + total_comm + 1e-9
+    order = list(reversed(range(len(w))))
+    ends = tl.compute[order, 1]
+    np.testing.assert_allclose(tl.compute[order[1:], 0], ends[:-1])
+    assert (np.diff(tl.comm[:, 0]) >= -1e-12).all()
+    assert (tl.comm[1:, 0] >= tl.comm[:-1, 1] - 1e-12).all()  # one comm stream
+
+
+@given(bucket_cases(), st.sampled_from([0.0, 0.5, 2.0]), st.floats(1.0, 4.0))
+def test_step_time_non_increasing_in_bandwidth(case, contention, factor):
+    """More bandwidth never makes the step slower, with or without contention."""
+    w, g, cap, bw, latency = case
+    slow = bucketed_allreduce_timeline(w, g, cap, bw, latency, contention).step_time
+    fast = bucketed_allreduce_timeline(w, g, cap, bw * factor, latency, contention).step_time
+    assert fast <= slow + 1e-9
+
+
+def test_infinite_bandwidth_limit():
+    """Free transfers: every collective takes 0 s, nothing is exposed, the step is the backward
+    pass plus the optimizer, and the overlap ratio is undefined (nan)."""
+    tl = bucketed_allreduce_timeline([1, 2, 3], [4, 4, 4], 4, math.inf, 0.0, 0.5, 0.25)
+    assert tl.step_time == pytest.approx(6.25)
+    assert tl.exposed_comm == 0.0
+    assert math.isnan(tl.overlap_ratio)
+    np.testing.assert_array_equal(tl.comm_durations, 0.0)
+
+
+def test_single_bucket_is_fully_exposed():
+    """One bucket holding every gradient starts only when the backward pass ends: all of its
+    time is exposed, the ratio is 0 and the step is the serial sum."""
+    tl = bucketed_allreduce_timeline([1, 2, 3], [4, 4, 4], 1e9, 6.0, 0.1, 0.5, 0.25)
+    assert tl.buckets == ((2, 1, 0),)
+    assert tl.comm[0, 0] == pytest.approx(6.0)
+    assert tl.exposed_comm == pytest.approx(2.1)
+    assert tl.overlap_ratio == 0.0
+    assert tl.step_time == pytest.approx(6.0 + 2.1 + 0.25) == tl.serial_step_time
+
+
+def test_buckets_follow_ddp_rule_and_first_bucket_cap():
+    """A bucket closes once its size reaches the cap; DDP's small first bucket closes after
+    the first gradient; layers without gradients are in no bucket."""
+    g = [3, 3, 0, 3, 3]
+    assert bucketed_allreduce_timeline([1] * 5, g, 5, 1).buckets == ((4, 3), (1, 0))
+    assert bucketed_allreduce_timeline([1] * 5, g, 7, 1).buckets == ((4, 3, 1), (0,))
+    tl = bucketed_allreduce_timeline([1] * 5, g, 5, 1, first_bucket_bytes=1)
+    assert tl.buckets == ((4,), (3, 1), (0,))
+    assert tl.buckets == tuple(ddp_buckets(g, 5, first_cap=1))
+
+
+def test_high_overlap_ratio_with_a_slower_step():
+    """Under contention a higher overlap ratio can come with a slower step: 1-byte buckets
+    overlap 87.5 % of their communication yet lose to 4-byte buckets (50 %) and even to a
+    single bucket that overlaps nothing, because they pay the latency eight times and slow
+    the backward pass. Without contention the small buckets win."""
+    w, g = [1.0] * 8, [1.0] * 8
+    small, mid, one = (
+        bucketed_allreduce_timeline(w, g, cap, 2.0, 0.2, 3.0) for cap in (1.0, 4.0, 8.0)
+    )
+    assert small.overlap_ratio == pytest.approx(0.875) and mid.overlap_ratio == pytest.approx(0.5)
+    assert one.overlap_ratio == 0.0
+    assert small.step_time == pytest.approx(12.375)
+    assert mid.step_time == pytest.approx(11.85)
+    assert one.step_time == pytest.approx(12.2)
+    assert small.step_time > mid.step_time and small.step_time > one.step_time
+    uncontended = bucketed_allreduce_timeline(w, g, 1.0, 2.0, 0.2, 0.0)
+    assert uncontended.step_time == pytest.approx(8.7)
+    assert uncontended.step_time < one.step_time
+
+
+@given(bucket_cases(), st.sampled_from([0.0, 0.5, 2.0, 5.0]), st.sampled_from([0.0, 0.3]))
+def test_overlap_saves_time_over_serial_by_closed_form(case, contention, opt):
+    """With the same buckets, overlapping O seconds of communication hides O and stretches the
+    backward pass by O·c/(1+c), so whenever the last all-reduce ends after the backward pass,
+    step = serial_step_time - O/(1 + c): overlap never loses to the serial schedule in this
+    model (it can lose to a different bucketing, see above)."""
+    w, g, cap, bw, latency = case
+    tl = bucketed_allreduce_timeline(w, g, cap, bw, latency, contention, opt)
+    overlapped = float(tl.comm_durations.sum()) - tl.exposed_comm
+    assert tl.contention_delay == pytest.approx(overlapped * contention / (1 + contention))
+    assert tl.step_time <= tl.serial_step_time + 1e-9
+    if tl.comm[-1, 1] >= tl.backward_end:
+        assert tl.step_time == pytest.approx(tl.serial_step_time - overlapped / (1 + contention))
+
+
+def test_best_bucket_bytes_trades_latency_for_exposure():
+    """Tiny buckets pay the latency per layer, one big bucket is fully exposed; an intermediate
+    size wins, and best_bucket_bytes returns the argmin of the sweep."""
+    w, g = [1.0] * 8, [1.0] * 8
+    cands = [1.0, 2.0, 4.0, 8.0]
+    steps = sweep_bucket_bytes(cands, w, g, bandwidth=2.0, latency=0.6)
+    best = best_bucket_bytes(cands, w, g, bandwidth=2.0, latency=0.6)
+    assert best == cands[int(np.argmin(steps))]
+    assert best not in (cands[0], cands[-1])
+    assert steps.min() < steps[0] and steps.min() < steps[-1]
+
+
+def test_best_bucket_bytes_ties_go_to_smallest():
+    """With free transfers every candidate gives the same step; the smallest is returned."""
+    assert best_bucket_bytes([8.0, 2.0, 4.0], [1, 1], [1, 1], math.inf) == 2.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(layer_backward_times=[1, 2], layer_grad_bytes=[1]), "differ in length"),
+        (dict(layer_backward_times=[1, -2]), r"layer_backward_times\[1\]"),
+        (dict(layer_grad_bytes=[0, 0]), "nothing to all-reduce"),
+        (dict(bucket_bytes=0), "bucket_bytes"),
+        (dict(bandwidth=0), "bandwidth"),
+        (dict(latency=math.nan), "latency"),
+        (dict(contention=-1), "contention"),
+    ],
+)
+def test_bucket_timeline_validates(kwargs, match):
+    """Bad inputs are ValueErrors naming the argument (and element)."""
+    args = dict(layer_backward_times=[1, 2], layer_grad_bytes=[1, 1], bucket_bytes=1, bandwidth=1.0)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        bucketed_allreduce_timeline(**args)
