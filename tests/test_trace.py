@@ -1,0 +1,435 @@
+"""Tests of course_lib.trace: Kineto JSON in and out, units, errors, launch<->kernel linking."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+
+from course_lib import trace
+from course_lib.trace import (
+    TraceError,
+    absolute_time,
+    data_path,
+    link_launches,
+    load_trace,
+    write_trace,
+)
+from course_lib.tracegen import generate_dp_profile
+from tests.strategies import trace_events
+
+REAL = "real_cpu_mlp.json.gz"
+
+
+def _write_raw(path: Path, doc, *, compress: bool = False) -> Path:
+    data = json.dumps(doc).encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def _kineto(events: list[dict], **top) -> dict:
+    return {"schemaVersion": 1, **top, "traceEvents": events}
+
+
+def _x(name, ts, dur, cat="cpu_op", pid=1, tid=1, **args) -> dict:
+    ev = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        ev["args"] = args
+    return ev
+
+
+# --------------------------------------------------------------------------------------------
+# units and round trips
+
+
+def test_file_microseconds_become_seconds(tmp_path):
+    """ts/dur in the file are µs; the DataFrame holds seconds (1500 µs -> 1.5e-3 s)."""
+    p = _write_raw(tmp_path / "t.json", _kineto([_x("op", 1500.0, 250.5)]))
+    df = load_trace(p)
+    assert df.loc[0, "ts"] == pytest.approx(1.5e-3, abs=1e-15)
+    assert df.loc[0, "dur"] == pytest.approx(250.5e-6, abs=1e-15)
+
+
+def test_write_trace_writes_microseconds(tmp_path):
+    """write_trace takes seconds and writes µs rounded to 1 ns, as Kineto does."""
+    p = write_trace([_x("op", 1.5e-3, 2.0e-6 + 4e-13)], tmp_path / "t.json")
+    ev = json.loads(p.read_text())["traceEvents"][0]
+    assert ev["ts"] == 1500.0
+    assert ev["dur"] == 2.0  # 0.4 ps rounds away at 1 ns resolution
+
+
+def test_round_trip_generated_profile(tmp_path):
+    """A generated rank profile written (gzip and plain) and loaded back equals the original:
+    same names, categories, phases, ids, args, extra fields and metadata; times to 1e-12 s."""
+    df = generate_dp_profile(num_ranks=2, num_steps=1, seed=3)[1]
+    for name in ("r.json.gz", "r.json"):
+        back = load_trace(write_trace(df, tmp_path / name))
+        assert list(back.columns) == list(df.columns)
+        for col in ("name", "cat", "ph", "pid", "tid", "args", "id", "bp", "s"):
+            assert back[col].tolist() == df[col].tolist(), col
+        for col in trace.ARGS_COLUMNS:
+            pd.testing.assert_series_equal(back[col], df[col])
+        np.testing.assert_allclose(back["ts"], df["ts"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(back["dur"], df["dur"], rtol=0, atol=1e-12, equal_nan=True)
+        assert back.attrs["metadata"] == df.attrs["metadata"]
+        assert back.attrs["base_time_ns"] == df.attrs["base_time_ns"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(events=trace_events())
+def test_round_trip_event_lists(tmp_path_factory, events):
+    """Any list of valid events (seconds) survives write_trace -> load_trace: times within 1 ns,
+    names, unknown categories, string pids, args and unknown top-level fields unchanged."""
+    path = tmp_path_factory.mktemp("rt") / "t.json.gz"
+    df = load_trace(write_trace(events, path))
+    assert len(df) == len(events)
+    for i, ev in enumerate(events):
+        row = df.iloc[i]
+        assert row["ph"] == ev["ph"]
+        assert row["name"] == ev["name"]
+        assert row["pid"] == ev["pid"] and row["tid"] == ev["tid"]
+        if "ts" in ev:
+            assert abs(row["ts"] - ev["ts"]) <= 1e-9
+        else:
+            assert math.isnan(row["ts"])
+        if "dur" in ev:
+            assert abs(row["dur"] - ev["dur"]) <= 1e-9
+        if "cat" in ev:
+            assert row["cat"] == ev["cat"]
+        assert row["args"] == ev.get("args")
+        corr = ev.get("args", {}).get("correlation")
+        assert pd.isna(row["correlation"]) if corr is None else row["correlation"] == corr
+        if "extra_field" in ev:
+            assert row["extra_field"] == ev["extra_field"]
+
+
+def test_fallback_column_extraction_matches(tmp_path, monkeypatch):
+    """Without pandas' dicts_to_array the loader's plain-Python fallback gives the same frame."""
+    df = generate_dp_profile(num_ranks=2, num_steps=1, seed=2)[0]
+    path = write_trace(df, tmp_path / "t.json")
+    fast = load_trace(path)
+    monkeypatch.setattr(trace, "_dicts_to_array", None)
+    slow = load_trace(path)
+    pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_empty_trace(tmp_path):
+    """A trace with no events loads as an empty frame with the standard columns."""
+    df = load_trace(_write_raw(tmp_path / "e.json", _kineto([])))
+    assert len(df) == 0
+    assert {"name", "cat", "ph", "ts", "dur", "pid", "tid", "correlation"} <= set(df.columns)
+
+
+def test_gzip_detected_by_magic_bytes_not_suffix(tmp_path):
+    """A gzip file named .json and a plain file named .gz both load."""
+    events = [_x("a", 1.0, 2.0)]
+    gz_as_json = _write_raw(tmp_path / "trace.json", _kineto(events), compress=True)
+    plain_as_gz = _write_raw(tmp_path / "trace.json.gz", _kineto(events))
+    assert load_trace(gz_as_json)["name"].tolist() == ["a"]
+    assert load_trace(plain_as_gz)["name"].tolist() == ["a"]
+
+
+def test_write_gzip_flag_overrides_suffix(tmp_path):
+    """gzip=True/False decides the encoding whatever the suffix; gzip output has mtime 0."""
+    a = write_trace([_x("a", 1e-6, 1e-6)], tmp_path / "a.json", gzip=True)
+    b = write_trace([_x("a", 1e-6, 1e-6)], tmp_path / "b.json.gz", gzip=False)
+    assert a.read_bytes()[:2] == b"\x1f\x8b"
+    assert a.read_bytes()[4:8] == b"\x00\x00\x00\x00"  # MTIME field
+    assert b.read_bytes()[:1] == b"{"
+
+
+def test_bare_array_and_unterminated_array(tmp_path):
+    """The JSON Array Format loads, also without its closing bracket (allowed by the spec)."""
+    events = [_x("a", 1.0, 2.0), _x("b", 3.0, 1.0)]
+    p = _write_raw(tmp_path / "arr.json", events)
+    assert load_trace(p)["name"].tolist() == ["a", "b"]
+    q = tmp_path / "open.json"
+    q.write_text(json.dumps(events)[:-1] + ",\n")
+    assert load_trace(q)["name"].tolist() == ["a", "b"]
+    assert load_trace(p).attrs["base_time_ns"] is None
+
+
+def test_unknown_categories_and_fields_are_kept(tmp_path):
+    """Unknown cats, unknown args keys and unknown top-level fields survive load and round trip;
+    a top-level field named like an args column gets its own column."""
+    ev = _x("mine", 10.0, 5.0, cat="my_vendor_cat", correlation=7, weird={"a": [1, 2]})
+    ev["my_field"] = {"nested": True}
+    ev["device"] = "top-level device"
+    p = _write_raw(tmp_path / "t.json", _kineto([ev], myTopKey=[1, 2, 3]))
+    df = load_trace(p)
+    assert df.loc[0, "cat"] == "my_vendor_cat"
+    assert df.loc[0, "args"] == {"correlation": 7, "weird": {"a": [1, 2]}}
+    assert df.loc[0, "my_field"] == {"nested": True}
+    assert df.loc[0, "device" + trace.TOP_LEVEL_SUFFIX] == "top-level device"
+    assert df.attrs["metadata"]["myTopKey"] == [1, 2, 3]
+    raw = json.loads(write_trace(df, tmp_path / "back.json").read_text())
+    assert raw["myTopKey"] == [1, 2, 3]
+    back = raw["traceEvents"][0]
+    assert back["my_field"] == {"nested": True}
+    assert back["device"] == "top-level device"
+    assert back["args"]["weird"] == {"a": [1, 2]} and back["cat"] == "my_vendor_cat"
+
+
+def test_correlation_columns_nullable_int(tmp_path):
+    """args.correlation, External id, stream, device become Int64 with <NA> where absent; ids
+    beyond 2**53 stay exact."""
+    big = 2**60 + 1
+    events = [
+        _x("k", 1.0, 1.0, cat="kernel", correlation=big, stream=7, device=0),
+        _x("op", 1.0, 1.0, **{"External id": 3}),
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "x"}},
+    ]
+    df = load_trace(_write_raw(tmp_path / "t.json", events))
+    assert str(df["correlation"].dtype) == "Int64"
+    assert df["correlation"].iloc[0] == big
+    assert df["correlation"].isna().tolist() == [False, True, True]
+    assert df["external_id"].tolist()[1] == 3
+    assert df["stream"].iloc[0] == 7 and df["device"].iloc[0] == 0
+
+
+def test_string_and_int_pids(tmp_path):
+    """pid/tid are int64 when all are ints, object (ints and strings) when a trace mixes them."""
+    ints = load_trace(_write_raw(tmp_path / "i.json", [_x("a", 1, 1, pid=3, tid=4)]))
+    assert ints["pid"].dtype == np.int64
+    mixed = [_x("a", 1, 1, pid=3, tid=4), _x("b", 1, 1, pid="Spans", tid="PyTorch Profiler")]
+    df = load_trace(_write_raw(tmp_path / "m.json", mixed))
+    assert df["pid"].tolist() == [3, "Spans"] and df["tid"].tolist() == [4, "PyTorch Profiler"]
+
+
+def test_write_atomic_failure_leaves_old_file(tmp_path, monkeypatch):
+    """A failing write (invalid event, or os.replace failing) leaves the previous file intact and
+    no temporary file behind."""
+    target = tmp_path / "t.json"
+    write_trace([_x("good", 1e-6, 1e-6)], target)
+    before = target.read_bytes()
+    with pytest.raises(TraceError, match="negative"):
+        write_trace([_x("good", 1e-6, 1e-6), _x("bad", 1e-6, -1e-6)], target)
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        write_trace([_x("other", 2e-6, 1e-6)], target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_write_missing_directory(tmp_path):
+    """Writing into a directory that does not exist is a TraceError naming the path."""
+    with pytest.raises(TraceError, match="does not exist"):
+        write_trace([_x("a", 1e-6, 1e-6)], tmp_path / "nope" / "t.json")
+
+
+# --------------------------------------------------------------------------------------------
+# errors: one exception type, naming the file, the event index and the field
+
+
+def test_missing_file(tmp_path):
+    p = tmp_path / "absent.json"
+    with pytest.raises(TraceError, match="no such trace file") as err:
+        load_trace(p)
+    assert str(p) in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+def test_invalid_json(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text('{"traceEvents": [{"ph": "X", "ts": 1, ')
+    with pytest.raises(TraceError, match="invalid JSON") as err:
+        load_trace(p)
+    assert str(p) in str(err.value)
+
+
+def test_truncated_gzip(tmp_path):
+    p = tmp_path / "cut.json.gz"
+    full = gzip.compress(json.dumps(_kineto([_x("a", 1, 1)] * 50)).encode())
+    p.write_bytes(full[: len(full) // 2])
+    with pytest.raises(TraceError, match="truncated gzip") as err:
+        load_trace(p)
+    assert str(p) in str(err.value)
+    corrupt = tmp_path / "corrupt.json.gz"
+    corrupt.write_bytes(full[:12] + bytes(b ^ 0x55 for b in full[12:]))
+    with pytest.raises(TraceError, match="corrupt or truncated gzip"):
+        load_trace(corrupt)
+
+
+@pytest.mark.parametrize(
+    ("bad_event", "expected"),
+    [
+        ({"ph": "X", "name": "k", "dur": 1.0, "pid": 0, "tid": 0}, r"event 2 \(ph 'X'\): .*'ts'"),
+        (_x("k", 5.0, -1.0), r"event 2 .*'dur' is negative"),
+        ({"ph": "X", "name": "k", "ts": 5.0, "pid": 0, "tid": 0}, r"event 2 \(ph 'X'\): .*'dur'"),
+        ({"name": "k", "ts": 5.0, "dur": 1.0}, r"event 2: missing field 'ph'"),
+        (_x("k", "soon", 1.0), r"event 2: field 'ts' must be a number"),
+        ({**_x("k", 1.0, 1.0), "args": [1, 2]}, r"event 2: field 'args' must be an object"),
+        (_x("k", 1.0, 1.0, correlation="abc"), r"event 2: field 'args.correlation' must be"),
+        ("not an event", r"event 2 is not a JSON object"),
+    ],
+)
+def test_bad_event_names_file_index_and_field(tmp_path, bad_event, expected):
+    """Each malformed event raises TraceError naming the file, the event index and the field."""
+    p = _write_raw(tmp_path / "t.json", _kineto([_x("a", 1, 1), _x("b", 2, 1), bad_event]))
+    with pytest.raises(TraceError, match=expected) as err:
+        load_trace(p)
+    assert str(err.value).startswith(str(p))
+
+
+def test_metadata_and_instant_events_need_no_dur(tmp_path):
+    """ph "M" may omit ts and dur; ph "i" and flow events need ts but no dur."""
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "x"}},
+        {"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 9.0},
+        {"ph": "s", "id": 1, "pid": 0, "tid": 0, "ts": 1.0, "cat": "ac2g", "name": "ac2g"},
+    ]
+    df = load_trace(_write_raw(tmp_path / "t.json", events))
+    assert df["dur"].isna().all() and math.isnan(df.loc[0, "ts"])
+    with pytest.raises(TraceError, match=r"event 0 \(ph 'i'\): missing field 'ts'"):
+        load_trace(_write_raw(tmp_path / "u.json", [{"ph": "i", "name": "x"}]))
+
+
+def test_not_a_trace(tmp_path):
+    """A JSON object without traceEvents, or a scalar, is rejected with the file named."""
+    with pytest.raises(TraceError, match="no 'traceEvents'"):
+        load_trace(_write_raw(tmp_path / "a.json", {"events": []}))
+    with pytest.raises(TraceError, match="expected an object"):
+        load_trace(_write_raw(tmp_path / "b.json", 42))
+
+
+def test_write_rejects_event_without_ts(tmp_path):
+    """write_trace validates like load_trace, so a written file always loads."""
+    with pytest.raises(TraceError, match=r"event 1 \(ph 'X'\): missing field 'ts'"):
+        write_trace([_x("a", 1e-6, 1e-6), {"ph": "X", "dur": 1.0}], tmp_path / "t.json")
+    assert not (tmp_path / "t.json").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# the real PyTorch profiler trace
+
+
+def test_real_trace_structure():
+    """The shipped torch 2.13 CPU trace: 329 events, its categories, two ProfilerSteps, string
+    pids, baseTimeNanoseconds, and every value equal to the raw JSON converted to seconds."""
+    path = data_path(REAL)
+    df = load_trace(path)
+    raw = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    assert len(df) == len(raw) == 329
+    counts = df["cat"].value_counts()
+    assert counts["cpu_op"] == 288 and counts["user_annotation"] == 6
+    assert counts["fwdbwd"] == 24 and counts["Trace"] == 1
+    steps = df[df["name"].str.startswith("ProfilerStep#")]
+    assert sorted(steps["name"]) == ["ProfilerStep#2", "ProfilerStep#3"]
+    assert ((steps["dur"] > 1e-4) & (steps["dur"] < 1.0)).all()  # seconds, not µs
+    assert "Spans" in set(df["pid"]) and "" in set(df["pid"])
+    assert df.attrs["base_time_ns"] == 1_790_857_026_000_000_000
+    for col in ("ts", "dur"):
+        file_us = np.array([e.get(col, np.nan) for e in raw], dtype=float)
+        np.testing.assert_allclose(df[col] / trace.US, file_us, rtol=1e-15, equal_nan=True)
+    # each cpu_op of a step lies inside its ProfilerStep annotation
+    for _, step in steps.iterrows():
+        inside = df[
+            (df["cat"] == "cpu_op")
+            & (df["ts"] >= step["ts"])
+            & (df["ts"] + df["dur"] <= step["ts"] + step["dur"])
+        ]
+        assert len(inside) > 50
+
+
+def test_real_trace_absolute_time():
+    """base + ts is the capture time (2026-11-30, UTC), within Kineto's 3-month base window."""
+    df = load_trace(data_path(REAL))
+    t = absolute_time(df[df["ph"] == "X"])
+    assert ((t - df.attrs["base_time_s"]).between(0, 7_889_238)).all()
+    start = pd.Timestamp(t.min(), unit="s", tz="UTC")
+    assert start.date().isoformat() == "2026-11-30"
+
+
+def test_absolute_time_needs_base(tmp_path):
+    df = load_trace(_write_raw(tmp_path / "t.json", [_x("a", 1, 1)]))
+    with pytest.raises(ValueError, match="baseTimeNanoseconds"):
+        absolute_time(df)
+
+
+def test_data_path_unknown_file():
+    with pytest.raises(FileNotFoundError, match="real_cpu_mlp"):
+        data_path("no_such_file.json")
+
+
+# --------------------------------------------------------------------------------------------
+# link_launches
+
+
+def _launch_kernel_trace() -> list[dict]:
+    """Two launches whose kernels run in the opposite order: the kernel nearest in time to
+    launch A belongs to launch B. One kernel starts before its launch returns (negative delay),
+    one runtime call launches nothing, and one launch (graph) enqueues two kernels."""
+    return [
+        _x("cudaLaunchKernel", 10.0, 5.0, cat="cuda_runtime", correlation=1),  # A: ends 15
+        _x("cudaLaunchKernel", 20.0, 5.0, cat="cuda_runtime", correlation=2),  # B: ends 25
+        _x("cudaStreamSynchronize", 30.0, 50.0, cat="cuda_runtime", correlation=3),
+        _x("cudaGraphLaunch", 40.0, 5.0, cat="cuda_runtime", correlation=4),
+        _x("kB", 16.0, 10.0, cat="kernel", pid=0, tid=7, correlation=2, stream=7, device=0),
+        _x("kA", 60.0, 10.0, cat="kernel", pid=0, tid=8, correlation=1, stream=8, device=0),
+        _x("g1", 44.0, 1.0, cat="kernel", pid=0, tid=7, correlation=4, stream=7, device=0),
+        _x("g2", 46.0, 1.0, cat="kernel", pid=0, tid=7, correlation=4, stream=7, device=0),
+        _x("memcpy", 90.0, 1.0, cat="gpu_memcpy", pid=0, tid=7, correlation=9, stream=7),
+    ]
+
+
+def test_link_launches_by_correlation_not_time(tmp_path):
+    """Kernels join their launch by correlation id: kA -> launch A although launch B is nearer;
+    kB's queue delay is negative (kept); a graph launch links both kernels; a GPU event whose
+    launch is not in the trace keeps NaN launch columns."""
+    df = load_trace(_write_raw(tmp_path / "t.json", _launch_kernel_trace()))
+    links = link_launches(df).set_index("kernel_name")
+    assert links.loc["kA", "launch_start"] == pytest.approx(10e-6)
+    assert links.loc["kA", "queue_delay"] == pytest.approx(45e-6)
+    assert links.loc["kB", "launch_start"] == pytest.approx(20e-6)
+    assert links.loc["kB", "queue_delay"] == pytest.approx(-9e-6)
+    assert links.loc[["g1", "g2"], "launch_name"].tolist() == ["cudaGraphLaunch"] * 2
+    assert math.isnan(links.loc["memcpy", "launch_start"])
+    assert "cudaStreamSynchronize" not in set(links["launch_name"].dropna())
+    assert list(links.index) == ["kB", "g1", "g2", "kA", "memcpy"]  # by kernel start
+    assert links.loc["kA", "launch_index"] == 0 and links.loc["kA", "kernel_index"] == 5
+
+
+def test_link_launches_duplicate_correlation_needs_by():
+    """Concatenated ranks repeat correlation ids: without by= it is an error, with by=["rank"]
+    each kernel joins the launch of its own rank."""
+    profiles = generate_dp_profile(num_ranks=2, num_steps=1, seed=1)
+    both = pd.concat([df.assign(rank=r) for r, df in profiles.items()], ignore_index=True)
+    with pytest.raises(ValueError, match="by="):
+        link_launches(both)
+    links = link_launches(both, by=["rank"])
+    assert links["launch_name"].notna().all()
+    for r, df in profiles.items():
+        own = link_launches(df)
+        mine = links[links["rank"] == r].reset_index(drop=True)
+        np.testing.assert_allclose(mine["queue_delay"], own["queue_delay"])
+
+
+def test_link_launches_generated_every_kernel_linked():
+    """On generated data every kernel and memcpy has its launch, launch and GPU op share the
+    External id, and no launch is used twice."""
+    df = generate_dp_profile(num_ranks=3, num_steps=2, seed=5)[2]
+    links = link_launches(df)
+    gpu = df[df["cat"].isin(trace.GPU_CATEGORIES)]
+    assert len(links) == len(gpu)
+    assert links["launch_name"].notna().all()
+    assert not links["launch_index"].duplicated().any()
+    ext_launch = df.loc[links["launch_index"], "external_id"].to_numpy()
+    ext_kernel = df.loc[links["kernel_index"], "external_id"].to_numpy()
+    assert (ext_launch == ext_kernel).all()
+    assert set(links["launch_name"]) == {"cudaLaunchKernel", "cudaMemcpyAsync", "cuLaunchKernelEx"}
+
+
+def test_link_launches_missing_columns():
+    with pytest.raises(ValueError, match="lacks columns"):
+        link_launches(pd.DataFrame({"name": ["a"]}))
