@@ -2,6 +2,8 @@
 
 course build [LESSON ...] [--check]   masters -> source/ -> release/ (deterministic)
 course lab [--no-browser] [--port N]  copy new lessons to work/ and start JupyterLab there
+course grade LESSON [--jobs N] [--timeout S]  autograde submitted/, isolated and in parallel
+course progress                       run the visible checks in work/; a table per lesson
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from course_lib import build as chain
+from course_lib import home
+from course_lib.grader import cli as grade_cli
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -63,6 +68,17 @@ def lab_command(work: Path, extra: list[str]) -> list[str]:
     return cmd + extra
 
 
+LEARNER_LAB_CONFIG = Path(__file__).resolve().parent / "learner_lab"
+
+
+def lab_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` with the learner's JupyterLab config (course_lib/learner_lab) first on the path."""
+    env = dict(environ)
+    rest = env.get("JUPYTER_CONFIG_PATH", "")
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(x for x in (str(LEARNER_LAB_CONFIG), rest) if x)
+    return env
+
+
 def _lab(args: argparse.Namespace, extra: list[str]) -> int:
     root = chain.find_root()
     work = Path(args.work).resolve() if args.work else root / "work"
@@ -71,6 +87,14 @@ def _lab(args: argparse.Namespace, extra: list[str]) -> int:
     for path in added:
         print(f"added {path.relative_to(work.parent)}")
     print(f"course lab: {len(added)} new lessons copied; your own edits in {work} are kept.")
+    home_result = home.write_home(work)
+    if home_result.status == "kept":
+        print(
+            f"course lab: {home.HOME_NAME} left as it is ({home_result.reason}); "
+            "delete it to get the current course map."
+        )
+    else:
+        print(f"course lab: {home.HOME_NAME} {home_result.status}: start there.")
     if args.no_start:
         return 0
     lab_args = list(extra)
@@ -80,7 +104,7 @@ def _lab(args: argparse.Namespace, extra: list[str]) -> int:
         lab_args.append(f"--ServerApp.port={args.port}")
     cmd = lab_command(work, lab_args)
     print("starting:", " ".join(cmd), flush=True)
-    os.execv(cmd[0], cmd)
+    os.execve(cmd[0], cmd, lab_environment(os.environ))
     return 0  # not reached
 
 
@@ -95,7 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     lab.add_argument("--port", type=int, default=None, help="port for JupyterLab")
     lab.add_argument("--work", default=None, help="the learner's folder (default: work/)")
     lab.add_argument("--no-start", action="store_true", help="only copy lessons; do not start")
+    grade_cli.add_parsers(sub)
     args, extra = parser.parse_known_args(argv)
+    if getattr(args, "run", None):
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return args.run(args)
     if args.command == "build":
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")

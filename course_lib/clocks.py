@@ -44,6 +44,7 @@ __all__ = [
     "interval_difference",
     "offset_bounds",
     "order_certainty",
+    "simulate_messages",
 ]
 
 Certainty = Literal["certain", "impossible", "undetermined"]
@@ -279,3 +280,62 @@ def fit_drift(local_times: ArrayLike, reference_times: ArrayLike) -> DriftFit:
     resid = dl - slope * dr
     rms = float(np.sqrt(np.mean(resid**2)))
     return DriftFit(offset=offset, drift_ppm=(slope - 1.0) * 1e6, residual=rms)
+
+
+def simulate_messages(
+    num_messages: int,
+    *,
+    offset: float,
+    drift_ppm: float = 0.0,
+    min_delay: float = 5e-6,
+    mean_extra_delay: float = 20e-6,
+    span: float = 1.0,
+    start: float = 0.0,
+    seed: int = 0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Message pairs between clocks t_A = offset + (1 + drift_ppm·1e-6)·t_B, delays min_delay + Exp(mean_extra_delay) (cost02).
+
+    Clock B is the reference (it reads true time). ``num_messages`` messages go each way, sent at
+    true times drawn uniformly from [start, start + span] s and sorted; each one-way delay is
+    ``min_delay`` plus an exponential extra with mean ``mean_extra_delay`` (s). Returns
+    ``(a_to_b, b_to_a)``, (N, 2) arrays with rows (S_A, R_B) and (S_B, R_A): the input of
+    :func:`offset_bounds`. The offset at true time t is offset + drift_ppm·1e-6·t. Same seed, same
+    messages; with the same seed, a larger ``num_messages`` keeps every message of a smaller one.
+    """
+    if isinstance(num_messages, bool) or not isinstance(num_messages, (int, np.integer)):
+        raise ValueError(f"num_messages must be an integer >= 1, got {num_messages!r}")
+    if num_messages < 1:
+        raise ValueError(f"num_messages must be an integer >= 1, got {num_messages!r}")
+    for name, value, positive in (
+        ("offset", offset, False),
+        ("drift_ppm", drift_ppm, False),
+        ("min_delay", min_delay, True),
+        ("mean_extra_delay", mean_extra_delay, False),
+        ("span", span, False),
+        ("start", start, False),
+    ):
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        if positive and v <= 0:
+            raise ValueError(f"{name} must be > 0 seconds (messages take time), got {value!r}")
+        if name in ("mean_extra_delay", "span") and v < 0:
+            raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+    # One independent stream per direction and quantity: message i is the same whatever
+    # num_messages is, so a larger exchange contains every message of a smaller one.
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
+    rate = 1.0 + float(drift_ppm) * 1e-6
+    n = int(num_messages)
+    out = []
+    for direction in (0, 1):
+        send = float(start) + float(span) * streams[2 * direction].random(n)
+        delay = float(min_delay) + float(mean_extra_delay) * streams[2 * direction + 1].exponential(
+            1.0, n
+        )
+        order = np.argsort(send, kind="stable")
+        send, delay = send[order], delay[order]
+        if direction == 0:  # A -> B: (S_A, R_B)
+            out.append(np.column_stack([offset + rate * send, send + delay]))
+        else:  # B -> A: (S_B, R_A)
+            out.append(np.column_stack([send, offset + rate * (send + delay)]))
+    return out[0], out[1]

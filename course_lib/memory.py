@@ -34,11 +34,14 @@ __all__ = [
     "K_SMALL_BUFFER",
     "K_SMALL_SIZE",
     "Peak",
+    "STEP_CATEGORIES",
     "activation_bytes_per_layer",
     "lifetimes",
     "live_bytes",
+    "live_bytes_by_category",
     "peak",
     "simulate_allocator",
+    "training_step_events",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -489,3 +492,377 @@ def _count(value: int, name: str) -> int:
     if value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value}")
     return int(value)
+
+
+# --------------------------------------------------------------------------------------------
+# a synthetic but itemized training step: the events the cost05 lesson analyses
+
+#: Categories of :func:`training_step_events`, bottom to top of a stacked memory timeline.
+STEP_CATEGORIES = ("weight", "optimizer", "gradient", "activation", "workspace")
+
+# One transformer layer's forward ops (pre-layer-norm GPT block, Korthikanti et al. 2022, §4.1):
+# (op, matmul FLOPs as (coefficient of s·b·h², coefficient of b·s²·h), outputs, inputs read).
+# Outputs are (name, bytes per element of s·b·h ("sbh") or of a·s²·b ("as2b"), unit).
+_LAYER_FORWARD = (
+    ("ln1", (0, 0), (("ln1_out", 2, "sbh"),), ("x",)),
+    ("qkv", (6, 0), (("qkv", 6, "sbh"),), ("ln1_out",)),
+    ("scores", (0, 2), (("scores", 2, "as2b"),), ("qkv",)),
+    ("softmax", (0, 0), (("probs", 2, "as2b"),), ("scores",)),
+    ("attn_dropout", (0, 0), (("attn_mask", 1, "as2b"), ("attn_drop", 2, "as2b")), ("probs",)),
+    ("attn_v", (0, 2), (("ctx", 2, "sbh"),), ("attn_drop", "qkv")),
+    ("proj", (2, 0), (("proj_out", 2, "sbh"),), ("ctx",)),
+    ("dropout1", (0, 0), (("mask1", 1, "sbh"), ("drop1", 2, "sbh")), ("proj_out",)),
+    ("add1", (0, 0), (("resid1", 2, "sbh"),), ("x", "drop1")),
+    ("ln2", (0, 0), (("ln2_out", 2, "sbh"),), ("resid1",)),
+    ("fc1", (8, 0), (("fc1_out", 8, "sbh"),), ("ln2_out",)),
+    ("gelu", (0, 0), (("gelu_out", 8, "sbh"),), ("fc1_out",)),
+    ("fc2", (8, 0), (("fc2_out", 2, "sbh"),), ("gelu_out",)),
+    ("dropout2", (0, 0), (("mask2", 1, "sbh"), ("drop2", 2, "sbh")), ("fc2_out",)),
+    ("add2", (0, 0), (("out", 2, "sbh"),), ("resid1", "drop2")),
+)
+# Tensors each policy keeps for backward (their bytes are Table 2's rows; "x" is the layer input).
+_SAVED = {
+    "none": frozenset(
+        "x ln1_out qkv probs attn_mask attn_drop ctx mask1 resid1 ln2_out fc1_out gelu_out "
+        "mask2".split()
+    ),
+    "full": frozenset({"x"}),
+}
+_SAVED["selective"] = _SAVED["none"] - {"probs", "attn_mask", "attn_drop"}
+_CORE_ATTENTION = ("scores", "softmax", "attn_dropout", "attn_v")
+# Backward ops of a layer, in execution order: (op, matmul FLOPs as above, activation gradients
+# allocated, weight-gradient parameter counts as (coefficient of h², of h), gradients consumed,
+# saved tensors released when the op ends).
+_LAYER_BACKWARD = (
+    ("dropout2_bwd", (0, 0), (("d_fc2_out", 2, "sbh"),), (0, 0), (), ("mask2",)),
+    ("fc2_bwd", (16, 0), (("d_gelu_out", 8, "sbh"),), (4, 1), ("d_fc2_out",), ("gelu_out",)),
+    ("gelu_bwd", (0, 0), (("d_fc1_out", 8, "sbh"),), (0, 0), ("d_gelu_out",), ("fc1_out",)),
+    ("fc1_bwd", (16, 0), (("d_ln2_out", 2, "sbh"),), (4, 4), ("d_fc1_out",), ("ln2_out",)),
+    ("ln2_bwd", (0, 0), (("d_resid1", 2, "sbh"),), (0, 2), ("d_ln2_out", "d_out"), ("resid1",)),
+    ("dropout1_bwd", (0, 0), (("d_proj_out", 2, "sbh"),), (0, 0), (), ("mask1",)),
+    ("proj_bwd", (4, 0), (("d_ctx", 2, "sbh"),), (1, 1), ("d_proj_out",), ("ctx",)),
+    (
+        "attn_v_bwd",
+        (0, 4),
+        (("d_attn_drop", 2, "as2b"), ("d_qkv", 6, "sbh")),
+        (0, 0),
+        ("d_ctx",),
+        ("attn_drop",),
+    ),
+    (
+        "attn_dropout_bwd",
+        (0, 0),
+        (("d_probs", 2, "as2b"),),
+        (0, 0),
+        ("d_attn_drop",),
+        ("attn_mask",),
+    ),
+    ("softmax_bwd", (0, 0), (("d_scores", 2, "as2b"),), (0, 0), ("d_probs",), ("probs",)),
+    ("scores_bwd", (0, 4), (), (0, 0), ("d_scores",), ("qkv",)),
+    ("qkv_bwd", (12, 0), (("d_ln1_out", 2, "sbh"),), (3, 3), ("d_qkv",), ("ln1_out",)),
+    ("ln1_bwd", (0, 0), (("d_x", 2, "sbh"),), (0, 2), ("d_ln1_out", "d_resid1"), ("x",)),
+)
+
+
+class _StepRecorder:
+    """Runs ops one after another: allocations at an op's start, frees at its end."""
+
+    def __init__(self, flops_per_second: float, bytes_per_second: float) -> None:
+        self.flops_per_second = flops_per_second
+        self.bytes_per_second = bytes_per_second
+        self.time = 0.0
+        self.rows: list[tuple[float, str, float, str, str, str, str]] = []
+        self.live: dict[str, tuple[float, str]] = {}
+        self._generation: dict[str, int] = {}
+
+    def new_id(self, name: str) -> str:
+        """A fresh tensor id: the name, then name#2, name#3 ... for re-allocations (recompute)."""
+        k = self._generation.get(name, 0) + 1
+        self._generation[name] = k
+        return name if k == 1 else f"{name}#{k}"
+
+    def op(
+        self,
+        name: str,
+        phase: str,
+        *,
+        flops: float = 0.0,
+        allocs: tuple[tuple[str, float, str], ...] = (),
+        frees: tuple[str, ...] = (),
+        io_bytes: float | None = None,
+    ) -> None:
+        """One op: allocate (id, bytes, category) at the start, free ids at the end.
+
+        Duration = FLOPs / flops_per_second + bytes moved / bytes_per_second, where bytes moved
+        defaults to twice the bytes allocated (read the inputs, write the outputs).
+        """
+        start = self.time
+        for tensor, nbytes, category in allocs:
+            self.rows.append((start, tensor, nbytes, "alloc", category, name, phase))
+            self.live[tensor] = (nbytes, category)
+        moved = 2.0 * sum(a[1] for a in allocs) if io_bytes is None else io_bytes
+        end = start + flops / self.flops_per_second + moved / self.bytes_per_second
+        for tensor in frees:
+            nbytes, category = self.live.pop(tensor)
+            self.rows.append((end, tensor, nbytes, "free", category, name, phase))
+        self.time = end
+
+
+def training_step_events(
+    num_layers: int = 12,
+    seq_len: int = 1024,
+    micro_batch: int = 4,
+    hidden: int = 768,
+    num_heads: int = 12,
+    vocab_size: int = 50257,
+    recompute: Literal["none", "selective", "full"] = "none",
+    flops_per_second: float = 100e12,
+    bytes_per_second: float = 1.5e12,
+) -> pd.DataFrame:
+    """Alloc/free events of one mixed-precision training step of a GPT-style transformer (cost05).
+
+    One device, no parallelism, bf16 weights, activations and gradients, Adam with fp32 master
+    weights and moments (2 + 2 + 12 = 16 bytes per parameter, Rajbhandari et al. 2020, §3.1), a
+    tied token embedding and no position table. Deterministic: the same arguments give the same
+    events. Phases: setup (the state, at time 0), forward, backward,
+    optimizer (``optimizer.step()`` then ``zero_grad(set_to_none=True)``).
+
+    * weight, optimizer: allocated at time 0 and never freed (they outlive the step);
+    * activation: tensors saved for backward — per layer exactly the itemized tensors of
+      Korthikanti et al. 2022 §4.1 under ``recompute`` (their bytes sum to
+      :func:`activation_bytes_per_layer`), plus the head's layer-norm input and output and the
+      fp32 log-probabilities the cross-entropy keeps (4·s·b·V bytes);
+    * workspace: transient — forward intermediates not saved, activation gradients, the loss's
+      fp32 gradients, optimizer scratch; freed when their consumer ends;
+    * gradient: weight gradients, allocated by the backward op that computes them, freed by
+      ``zero_grad`` at the end.
+
+    ``selective`` drops the a·s²·b tensors and reruns the core attention (QKᵀ, softmax, dropout,
+    attention over V; §5) just before the layer's attention backward; ``full`` keeps only each
+    layer's input and reruns the whole layer forward before its backward. Op duration = matmul
+    FLOPs / ``flops_per_second`` + bytes moved / ``bytes_per_second`` (twice the bytes an op
+    allocates; 28 bytes per parameter for the Adam update: fp32 master, m, v read and written,
+    bf16 gradient read, bf16 weight written). Columns: time (s), tensor, bytes, kind, category,
+    op, phase.
+    """
+    L = _count(num_layers, "num_layers")
+    s = _count(seq_len, "seq_len")
+    b = _count(micro_batch, "micro_batch")
+    h = _count(hidden, "hidden")
+    a = _count(num_heads, "num_heads")
+    v = _count(vocab_size, "vocab_size")
+    if recompute not in ("none", "selective", "full"):
+        raise ValueError(f"recompute must be 'none', 'selective' or 'full', got {recompute!r}")
+    for name, rate in (
+        ("flops_per_second", flops_per_second),
+        ("bytes_per_second", bytes_per_second),
+    ):
+        if (
+            isinstance(rate, bool)
+            or not isinstance(rate, int | float)
+            or not rate > 0
+            or not math.isfinite(rate)
+        ):
+            raise ValueError(f"{name} must be a finite number > 0, got {rate!r}")
+
+    unit = {"sbh": float(s * b * h), "as2b": float(a * s * s * b)}
+    sbh2, bs2h = float(s * b * h * h), float(b * s * s * h)
+    layer_params = 12.0 * h * h + 13.0 * h
+    head_params = float(v * h + 2 * h)  # tied embedding / output layer, final layer norm
+    rec = _StepRecorder(float(flops_per_second), float(bytes_per_second))
+
+    # Parameters and optimizer state: live before the step starts and after it ends.
+    groups = [(f"L{i}", layer_params) for i in range(L)] + [("head", head_params)]
+    rec.op(
+        "model and optimizer state",
+        "setup",
+        allocs=tuple(
+            (f"{g}.{kind}", per_param * n, category)
+            for g, n in groups
+            for kind, per_param, category in (
+                ("weights", 2.0, "weight"),
+                ("adam", 12.0, "optimizer"),
+            )
+        ),
+        io_bytes=0.0,
+    )
+
+    def layer_forward(i: int, saved: frozenset[str], recomputing: bool = False) -> dict[str, str]:
+        """Run a layer's ops; returns name -> tensor id of what it allocated (plus "out")."""
+        ops = _LAYER_FORWARD
+        ids = {"x": f"L{i}.x"}
+        last_use: dict[str, str] = {}
+        for op, _, outs, reads in ops:
+            for name in reads:
+                last_use[name] = op
+            for name, _, _ in outs:
+                last_use.setdefault(name, op)  # never read in forward (dropout masks)
+        for op, (c_sbh2, c_bs2h), outs, _reads in ops:
+            allocs = []
+            for name, per_elem, u in outs:
+                if name == "out" and i + 1 <= L:
+                    ids[name] = rec.new_id(f"L{i + 1}.x" if i + 1 < L else "head.x")
+                else:
+                    ids[name] = rec.new_id(f"L{i}.{name}")
+                keep = name in saved or (name == "out" and not recomputing)
+                allocs.append(
+                    (ids[name], per_elem * unit[u], "activation" if keep else "workspace")
+                )
+            frees = tuple(
+                ids[n]
+                for n, last in last_use.items()
+                if last == op and n not in saved and n != "out" and n in ids
+            )
+            rec.op(
+                f"L{i}.{op}_recompute" if recomputing else f"L{i}.{op}",
+                "backward" if recomputing else "forward",
+                flops=c_sbh2 * sbh2 + c_bs2h * bs2h,
+                allocs=tuple(allocs),
+                frees=frees,
+            )
+        return ids
+
+    # Forward: embedding, layers, head, loss.
+    rec.op("embedding", "forward", allocs=(("L0.x", 2.0 * unit["sbh"], "activation"),))
+    saved = _SAVED[recompute]
+    kept: list[dict[str, str]] = []
+    for i in range(L):
+        kept.append(layer_forward(i, saved))
+    sbv = float(s * b * v)
+    rec.op("ln_f", "forward", allocs=(("head.ln_out", 2.0 * unit["sbh"], "activation"),))
+    rec.op(
+        "lm_head",
+        "forward",
+        flops=2.0 * s * b * h * v,
+        allocs=(("head.logits", 2.0 * sbv, "workspace"),),
+    )
+    rec.op(
+        "logits_to_fp32",
+        "forward",
+        allocs=(("head.logits_fp32", 4.0 * sbv, "workspace"),),
+        frees=("head.logits",),
+    )
+    rec.op(
+        "log_softmax",
+        "forward",
+        allocs=(("head.log_probs", 4.0 * sbv, "activation"),),
+        frees=("head.logits_fp32",),
+    )
+    rec.op("nll_loss", "forward", io_bytes=4.0 * s * b)
+
+    # Backward: loss and head, then the layers in reverse.
+    rec.op("nll_loss_bwd", "backward", allocs=(("head.d_log_probs", 4.0 * sbv, "workspace"),))
+    rec.op(
+        "log_softmax_bwd", "backward",
+        allocs=(("head.d_logits_fp32", 4.0 * sbv, "workspace"),),
+        frees=("head.d_log_probs", "head.log_probs"),
+    )  # fmt: skip
+    rec.op(
+        "logits_to_fp32_bwd",
+        "backward",
+        allocs=(("head.d_logits", 2.0 * sbv, "workspace"),),
+        frees=("head.d_logits_fp32",),
+    )
+    rec.op(
+        "lm_head_bwd", "backward", flops=4.0 * s * b * h * v,
+        allocs=(("head.d_ln_out", 2.0 * unit["sbh"], "workspace"), ("head.grad", 2.0 * v * h, "gradient")),
+        frees=("head.d_logits", "head.ln_out"),
+    )  # fmt: skip
+    rec.op(
+        "ln_f_bwd", "backward",
+        allocs=((f"L{L - 1}.d_out", 2.0 * unit["sbh"], "workspace"), ("head.ln_f.grad", 4.0 * h, "gradient")),
+        frees=("head.d_ln_out", "head.x"),
+    )  # fmt: skip
+
+    for i in reversed(range(L)):
+        ids = kept[i]
+        if recompute == "full":  # rerun the layer forward, keeping everything (as "none")
+            ids = layer_forward(i, _SAVED["none"], recomputing=True)
+            rec.op(f"L{i}.recompute_done", "backward", frees=(ids["out"],), io_bytes=0.0)
+        grads = {"d_out": f"L{i}.d_out"}
+        for op, (c_sbh2, c_bs2h), outs, (w_h2, w_h), consumed, released in _LAYER_BACKWARD:
+            if op == "attn_v_bwd" and recompute == "selective":
+                # Rerun the core attention (QKᵀ, softmax, dropout, attention over V; §5): its
+                # a·s²·b tensors are kept for the backward that follows, the context is not.
+                core = tuple(o for o in _LAYER_FORWARD if o[0] in _CORE_ATTENTION)
+                for fop, (f_sbh2, f_bs2h), fouts, _reads in core:
+                    allocs = []
+                    for name, per_elem, u in fouts:
+                        ids[name] = rec.new_id(f"L{i}.{name}")
+                        temporary = name in ("scores", "ctx")
+                        category = "workspace" if temporary else "activation"
+                        allocs.append((ids[name], per_elem * unit[u], category))
+                    frees = {"softmax": (ids["scores"],), "attn_v": (ids["ctx"],)}.get(fop, ())
+                    rec.op(
+                        f"L{i}.{fop}_recompute",
+                        "backward",
+                        flops=f_sbh2 * sbh2 + f_bs2h * bs2h,
+                        allocs=tuple(allocs),
+                        frees=frees,
+                    )
+            allocs = []
+            for name, per_elem, u in outs:
+                target = f"L{i - 1}.d_out" if name == "d_x" and i > 0 else f"L{i}.{name}"
+                if name == "d_x" and i == 0:
+                    target = "embedding.d_x"
+                grads[name] = target
+                allocs.append((target, per_elem * unit[u], "workspace"))
+            if w_h2 or w_h:
+                allocs.append(
+                    (
+                        f"L{i}.{op.removesuffix('_bwd')}.grad",
+                        2.0 * (w_h2 * h * h + w_h * h),
+                        "gradient",
+                    )
+                )
+            frees = tuple(grads[g] for g in consumed) + tuple(ids[t] for t in released)
+            rec.op(
+                f"L{i}.{op}",
+                "backward",
+                flops=c_sbh2 * sbh2 + c_bs2h * bs2h,
+                allocs=tuple(allocs),
+                frees=frees,
+            )
+    # The tied embedding's gradient accumulates into head.grad (already allocated).
+    rec.op("embedding_bwd", "backward", frees=("embedding.d_x",), io_bytes=2.0 * unit["sbh"])
+
+    # Optimizer: Adam per group with an fp32 scratch the size of its parameters, then zero_grad.
+    for g, n in groups:
+        rec.op(f"{g}.adam_step", "optimizer", allocs=((f"{g}.adam_scratch", 4.0 * n, "workspace"),),
+               frees=(f"{g}.adam_scratch",), io_bytes=28.0 * n)  # fmt: skip
+    grads_left = tuple(t for t, (_, c) in rec.live.items() if c == "gradient")
+    rec.op("zero_grad", "optimizer", frees=grads_left, io_bytes=0.0)
+    return pd.DataFrame(
+        rec.rows, columns=["time", "tensor", "bytes", "kind", "category", "op", "phase"]
+    )
+
+
+def live_bytes_by_category(events: pd.DataFrame) -> tuple[NDArray[np.float64], pd.DataFrame]:
+    """Live bytes over time split by category: (times, one column per category) summing to live_bytes (cost05).
+
+    Same times and ordering rule as :func:`live_bytes`; columns in :data:`STEP_CATEGORIES` order
+    for those present, then any other category in order of first allocation. Vectorized: two
+    sorted searches per category.
+    """
+    life = lifetimes(events)
+    times, _ = _levels(life)
+    present = list(dict.fromkeys(life["category"].astype(str)))
+    order = [c for c in STEP_CATEGORIES if c in present] + [
+        c for c in present if c not in STEP_CATEGORIES
+    ]
+    columns = {}
+    category = life["category"].astype(str).to_numpy()
+    for c in order:
+        mine = life[category == c]
+        alloc_t = mine["alloc_time"].to_numpy()
+        nbytes = mine["bytes"].to_numpy()
+        a_order = np.argsort(alloc_t, kind="stable")
+        a_cum = np.concatenate([[0.0], np.cumsum(nbytes[a_order])])
+        freed = mine["free_time"].notna().to_numpy()
+        free_t = mine["free_time"].to_numpy()[freed]
+        f_order = np.argsort(free_t, kind="stable")
+        f_cum = np.concatenate([[0.0], np.cumsum(nbytes[freed][f_order])])
+        allocated = a_cum[np.searchsorted(alloc_t[a_order], times, side="right")]
+        released = f_cum[np.searchsorted(free_t[f_order], times, side="right")]
+        columns[c] = allocated - released
+    return times, pd.DataFrame(columns, columns=order)

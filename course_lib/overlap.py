@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = [
     "BucketTimeline",
     "best_bucket_bytes",
+    "bucket_step_graph",
     "bucketed_allreduce_timeline",
     "exposed_communication",
     "exposed_on_critical_path",
@@ -43,6 +44,7 @@ __all__ = [
     "subtract",
     "sweep_bucket_bytes",
     "total_length",
+    "transformer_grad_tensors",
     "union",
 ]
 
@@ -328,6 +330,7 @@ def bucketed_allreduce_timeline(
     contention: float = 0.0,
     optimizer_time: float = 0.0,
     first_bucket_bytes: float | None = None,
+    comm_contention: float = 0.0,
 ) -> BucketTimeline:
     """Event-driven timeline of backward (last layer first) + bucketed all-reduces + optimizer (cost03).
 
@@ -348,20 +351,28 @@ def bucketed_allreduce_timeline(
       ``bandwidth`` is the *algorithm bandwidth* of nccl-tests (algbw = S / t for an all-reduce
       of an S-byte buffer; busbw = algbw · 2(n-1)/n is the per-link figure, not this one);
     * contention: while an all-reduce overlaps the backward pass, computation progresses at rate
-      1 / (1 + ``contention``) (collectives share SMs and memory bandwidth); the collective's own
-      speed is unaffected. Rates change only at events (layer end, all-reduce start or end), so
-      the timeline is computed exactly event by event;
+      1 / (1 + ``contention``) (collectives share SMs and memory bandwidth) and the all-reduce at
+      rate 1 / (1 + ``comm_contention``) (the computation takes SMs and memory bandwidth from it;
+      default 0: the collective's speed is unaffected). Rates change only at events (layer end,
+      all-reduce start or end), so the timeline is computed exactly event by event;
     * the optimizer step (``optimizer_time``) starts when both the last layer and the last
       all-reduce are done; the step ends when it ends.
 
     ``bandwidth`` may be ``inf`` (free transfers).
 
-    Consequence of the model: O seconds of overlap hide O seconds of communication and stretch
+    Consequence of the model: O seconds of overlap do O/(1+c) seconds of computation and
+    O/(1+c') seconds of communication (c = ``contention``, c' = ``comm_contention``) and stretch
     the backward pass by O·c/(1+c) (``contention_delay``), so with the *same* buckets
-    ``step_time = serial_step_time - O/(1+c)`` whenever the last all-reduce ends after the
-    backward pass — overlapping never loses to not overlapping. Contention makes overlap lose
-    against a *different* bucketing: smaller buckets raise the overlap ratio but pay the latency
-    more often and slow more computation, so a higher ratio can come with a slower step.
+
+        step_time = serial_step_time - O·(1/(1+c) + 1/(1+c') - 1)
+
+    (the backward pass never idles, so all communication before its end overlaps it, and all
+    buckets are ready at its end, so the communication after it runs back to back). With
+    c' = 0 this is serial - O/(1+c): overlapping never loses to not overlapping. It loses when
+    the two slow each other so much that together they progress slower than one at a time,
+    1/(1+c) + 1/(1+c') < 1, i.e. c·c' > 1. Contention also makes overlap lose against a
+    *different* bucketing: smaller buckets raise the overlap ratio but pay the latency more
+    often and slow more computation, so a higher ratio can come with a slower step.
     """
     w = _vector(layer_backward_times, "layer_backward_times")
     g = _vector(layer_grad_bytes, "layer_grad_bytes")
@@ -380,6 +391,7 @@ def bucketed_allreduce_timeline(
     bw = _scalar(bandwidth, "bandwidth", allow_inf=True, positive=True)
     alpha = _scalar(latency, "latency")
     slow = 1.0 + _scalar(contention, "contention")
+    slow_comm = 1.0 + _scalar(comm_contention, "comm_contention")
     opt = _scalar(optimizer_time, "optimizer_time")
 
     buckets = _buckets(g, cap, first_cap)
@@ -397,17 +409,21 @@ def bucketed_allreduce_timeline(
     remaining = w[order[0]]
     compute[order[0], 0] = 0.0
     next_bucket = 0
-    comm_end: float | None = None
-    while pos < n_layers or next_bucket < n_buckets or comm_end is not None:
-        if comm_end is None and next_bucket < n_buckets and ready[next_bucket] <= t:
+    comm_left: float | None = None  # uncontended seconds left of the running all-reduce
+    while pos < n_layers or next_bucket < n_buckets or comm_left is not None:
+        if comm_left is None and next_bucket < n_buckets and ready[next_bucket] <= t:
             comm[next_bucket, 0] = t
-            comm_end = t + durations[next_bucket]
-        factor = slow if comm_end is not None else 1.0
-        t_layer = t + remaining * factor if pos < n_layers else math.inf
-        t_comm = comm_end if comm_end is not None else math.inf
+            comm_left = float(durations[next_bucket])
+        computing = pos < n_layers
+        factor = slow if comm_left is not None else 1.0  # compute slowed by a running collective
+        comm_factor = slow_comm if computing else 1.0  # collective slowed by running compute
+        t_layer = t + remaining * factor if computing else math.inf
+        t_comm = t + comm_left * comm_factor if comm_left is not None else math.inf
         if t_layer == math.inf and t_comm == math.inf:  # pragma: no cover - defensive
             raise RuntimeError("bucket timeline stalled: a bucket never became ready")
         if t_layer <= t_comm:
+            if comm_left is not None:
+                comm_left = 0.0 if t_layer == t_comm else comm_left - (t_layer - t) / comm_factor
             t = t_layer
             layer = order[pos]
             compute[layer, 1] = t
@@ -420,10 +436,11 @@ def bucketed_allreduce_timeline(
         else:
             remaining = max(0.0, remaining - (t_comm - t) / factor)
             t = t_comm
-        if comm_end is not None and comm_end <= t:
-            comm[next_bucket, 1] = comm_end
+            comm_left = 0.0
+        if comm_left is not None and comm_left <= 0.0:
+            comm[next_bucket, 1] = t
             next_bucket += 1
-            comm_end = None
+            comm_left = None
 
     backward_end = float(compute[order[-1], 1])
     comm_done = float(comm[-1, 1])
@@ -450,6 +467,69 @@ def bucketed_allreduce_timeline(
     )
 
 
+def transformer_grad_tensors(
+    num_layers: int = 24,
+    hidden: int = 1024,
+    layer_backward_time: float = 3.2e-3,
+    bytes_per_param: float = 4.0,
+) -> tuple[FloatArray, FloatArray]:
+    """Backward time (s) and gradient bytes of each weight matrix of a transformer, forward order (cost03).
+
+    Per layer, in forward order: attention QKV (3h² parameters), attention output (h²), MLP up
+    (4h²) and MLP down (4h²): 12h² parameters per layer, the count N ≈ 12·n_layer·d_model² of
+    Kaplan et al. 2020 (§2.1, d_attn = d_model, d_ff = 4·d_model; biases, layer norms and
+    embeddings left out). A matrix's backward time is its share of ``layer_backward_time``
+    (backward FLOPs of a matrix multiply are proportional to its parameters); its gradient holds
+    ``bytes_per_param`` bytes per parameter (4: fp32 gradients). Feed the two arrays to
+    :func:`bucketed_allreduce_timeline`, which runs the backward pass from the last entry.
+    """
+    if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)):
+        raise ValueError(f"num_layers must be an integer >= 1, got {num_layers!r}")
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be an integer >= 1, got {num_layers!r}")
+    h = _scalar(hidden, "hidden", positive=True)
+    t = _scalar(layer_backward_time, "layer_backward_time")
+    b = _scalar(bytes_per_param, "bytes_per_param", positive=True)
+    params = np.tile(np.array([3.0, 1.0, 4.0, 4.0]) * h * h, int(num_layers))
+    return params / (12.0 * h * h) * t, params * b
+
+
+def bucket_step_graph(timeline: BucketTimeline) -> nx.DiGraph:
+    """Step graph of a bucket timeline as it ran: layers, all-reduces, optimizer and their edges (cost03).
+
+    Ops: ``"backward L<i>"`` (lane "compute stream"), ``"all-reduce b<k>"`` (lane "comm stream")
+    and ``"optimizer"`` (lane "compute stream"), with their *as-run* durations (a layer's duration
+    includes what contention added). Edges: backward order on the compute stream, launch order on
+    the comm stream, the last layer of a bucket -> its all-reduce (readiness), and the last layer
+    and the last all-reduce -> the optimizer. Its ASAP schedule (course_lib.graph.schedule)
+    reproduces the timeline, so :func:`exposed_on_critical_path` gives the communication on the
+    step's critical path. With contention the durations are those of this run: a what-if that
+    changes them does not re-model how much the collectives slow the layers.
+    """
+    from course_lib.graph import step_graph  # local import, as in exposed_on_critical_path
+
+    compute, comm = timeline.compute, timeline.comm
+    order = range(len(compute) - 1, -1, -1)  # backward order
+    durations: dict[str, float] = {}
+    lanes: dict[str, str] = {}
+    for i in order:
+        durations[f"backward L{i}"] = float(compute[i, 1] - compute[i, 0])
+        lanes[f"backward L{i}"] = "compute stream"
+    for k in range(len(comm)):
+        durations[f"all-reduce b{k}"] = float(comm[k, 1] - comm[k, 0])
+        lanes[f"all-reduce b{k}"] = "comm stream"
+    opt_start, opt_end = timeline.optimizer
+    durations["optimizer"] = float(opt_end - opt_start)
+    lanes["optimizer"] = "compute stream"
+    layers = [f"backward L{i}" for i in order]
+    reduces = [f"all-reduce b{k}" for k in range(len(comm))]
+    deps = list(zip(layers[:-1], layers[1:], strict=True))
+    deps += list(zip(reduces[:-1], reduces[1:], strict=True))
+    deps += [(f"backward L{b[-1]}", f"all-reduce b{k}") for k, b in enumerate(timeline.buckets)]
+    deps += [(layers[-1], "optimizer"), (reduces[-1], "optimizer")]
+    return step_graph(durations, deps, lanes)
+
+
 def sweep_bucket_bytes(
     candidates: Sequence[float] | ArrayLike,
     layer_backward_times: Sequence[float] | ArrayLike,
@@ -458,6 +538,7 @@ def sweep_bucket_bytes(
     latency: float = 0.0,
     contention: float = 0.0,
     optimizer_time: float = 0.0,
+    comm_contention: float = 0.0,
 ) -> FloatArray:
     """Step time of :func:`bucketed_allreduce_timeline` for each candidate bucket size (cost03)."""
     c = np.asarray(candidates, dtype=float)
@@ -473,6 +554,7 @@ def sweep_bucket_bytes(
                 latency,
                 contention,
                 optimizer_time,
+                comm_contention=comm_contention,
             ).step_time
             for cap in c
         ]
@@ -487,6 +569,7 @@ def best_bucket_bytes(
     latency: float = 0.0,
     contention: float = 0.0,
     optimizer_time: float = 0.0,
+    comm_contention: float = 0.0,
 ) -> float:
     """Candidate bucket size with the smallest step time; ties go to the smallest size (cost03).
 
@@ -495,7 +578,14 @@ def best_bucket_bytes(
     """
     c = np.asarray(candidates, dtype=float)
     steps = sweep_bucket_bytes(
-        c, layer_backward_times, layer_grad_bytes, bandwidth, latency, contention, optimizer_time
+        c,
+        layer_backward_times,
+        layer_grad_bytes,
+        bandwidth,
+        latency,
+        contention,
+        optimizer_time,
+        comm_contention=comm_contention,
     )
     best = steps.min()
     return float(c[steps == best].min())

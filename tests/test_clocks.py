@@ -4,8 +4,12 @@ interval-valued differences and drift fits (cost02)."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -17,7 +21,9 @@ from course_lib.clocks import (
     interval_difference,
     offset_bounds,
     order_certainty,
+    simulate_messages,
 )
+from course_lib.trace import data_path
 from tests.strategies import message_exchanges
 
 # --- offset bounds ------------------------------------------------------------------------------
@@ -241,3 +247,112 @@ def test_drift_fit_to_local_and_rate():
     assert fit.rate == pytest.approx(1.0001)
     assert fit.to_local(10.0) == pytest.approx(2.0 + 10.001)
     assert fit.to_reference(fit.to_local(10.0)) == pytest.approx(10.0)
+
+
+# --- simulated message exchanges (cost02's explorer and exercises) ------------------------------
+
+
+@given(
+    st.integers(1, 60),
+    st.floats(-1.0, 1.0),
+    st.floats(-50.0, 50.0),
+    st.floats(1e-7, 1e-3),
+    st.floats(0.0, 1e-3),
+    st.integers(0, 2**32 - 1),
+)
+def test_simulated_messages_obey_causality_at_the_true_offset(n, offset, drift, dmin, extra, seed):
+    """Every simulated message satisfies the exact causal bound at its own true send time:
+    S_A − R_B < θ(s) and R_A − S_B > θ(s), θ(s) = offset + drift·1e-6·s — and without drift the
+    interval from offset_bounds contains the offset, its width at least 2·min_delay."""
+    a_to_b, b_to_a = simulate_messages(
+        n, offset=offset, drift_ppm=drift, min_delay=dmin, mean_extra_delay=extra, seed=seed
+    )
+    assert a_to_b.shape == b_to_a.shape == (n, 2)
+    rate = 1 + drift * 1e-6
+    s_ab = (a_to_b[:, 0] - offset) / rate  # true send time of A -> B messages
+    s_ba = b_to_a[:, 0]
+    delay_ab = a_to_b[:, 1] - s_ab
+    delay_ba = (b_to_a[:, 1] - offset) / rate - s_ba
+    assert np.all(delay_ab >= dmin * (1 - 1e-6)) and np.all(delay_ba >= dmin * (1 - 1e-6))
+    assert np.all(np.diff(s_ab) >= 0) and np.all(np.diff(s_ba) >= 0)
+    if drift == 0.0:
+        iv = offset_bounds(a_to_b, b_to_a)
+        assert iv.lower < offset < iv.upper
+        assert iv.width >= 2 * dmin * (1 - 1e-6)
+
+
+def test_simulated_messages_are_reproducible_and_tighten_with_more_messages():
+    """Same seed, same arrays; with zero extra delay the width is exactly 2·min_delay."""
+    a = simulate_messages(50, offset=1e-3, drift_ppm=5.0, seed=3)
+    b = simulate_messages(50, offset=1e-3, drift_ppm=5.0, seed=3)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    iv = offset_bounds(*simulate_messages(5, offset=2e-3, min_delay=4e-6, mean_extra_delay=0.0))
+    assert iv.width == pytest.approx(8e-6, abs=1e-12)
+    assert iv.midpoint == pytest.approx(2e-3, abs=1e-12)
+
+
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_more_simulated_messages_contain_the_fewer(n, extra, seed):
+    """With one seed, the exchange of n + extra messages contains every message of the exchange of
+    n (rows as sets), so its offset interval is nested inside the smaller exchange's."""
+    small = simulate_messages(n, offset=1e-3, drift_ppm=0.0, seed=seed)
+    large = simulate_messages(n + extra, offset=1e-3, drift_ppm=0.0, seed=seed)
+    for few, many in zip(small, large, strict=True):
+        assert {tuple(r) for r in few.tolist()} <= {tuple(r) for r in many.tolist()}
+    iv_small, iv_large = offset_bounds(*small), offset_bounds(*large)
+    assert iv_small.lower <= iv_large.lower and iv_large.upper <= iv_small.upper
+
+
+def test_drift_makes_a_constant_offset_inconsistent():
+    """20 ppm over 10 s moves θ by 200 µs, far more than a 10 µs round trip: no single offset
+    fits every message, and offset_bounds says so."""
+    msgs = simulate_messages(100, offset=0.0, drift_ppm=20.0, span=10.0, mean_extra_delay=1e-6)
+    with pytest.raises(ValueError, match="inconsistent messages"):
+        offset_bounds(*msgs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"num_messages": 0}, "num_messages"),
+        ({"num_messages": 2.0}, "num_messages"),
+        ({"min_delay": 0.0}, "min_delay"),
+        ({"mean_extra_delay": -1e-6}, "mean_extra_delay"),
+        ({"span": float("nan")}, "span"),
+        ({"offset": float("inf")}, "offset"),
+    ],
+)
+def test_simulate_messages_rejects_bad_input(kwargs, match):
+    """Bad arguments raise a ValueError naming the argument."""
+    args = {"num_messages": 3, "offset": 0.0, **kwargs}
+    n = args.pop("num_messages")
+    with pytest.raises(ValueError, match=match):
+        simulate_messages(n, **args)
+
+
+def test_shipped_clock_sync_file_is_reproducible(tmp_path):
+    """course_lib/data/clock_sync_1h.csv is exactly what scripts/make_clock_sync.py writes, and
+    each window's messages are consistent (a non-empty offset interval) while the whole hour's
+    are not (the clocks drift)."""
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "clock_sync_1h.csv"
+    subprocess.run(
+        [sys.executable, str(root / "scripts" / "make_clock_sync.py"), str(out)],
+        check=True,
+        cwd=root,
+        capture_output=True,
+    )
+    shipped = data_path("clock_sync_1h.csv")
+    assert out.read_bytes() == shipped.read_bytes()
+    table = pd.read_csv(shipped)
+    assert list(table.columns) == ["window", "direction", "send_ts", "recv_ts"]
+    pairs = {
+        d: table[table["direction"] == d][["send_ts", "recv_ts"]].to_numpy()
+        for d in ("A->B", "B->A")
+    }
+    for _, g in table.groupby("window"):
+        ab = g[g["direction"] == "A->B"][["send_ts", "recv_ts"]].to_numpy()
+        ba = g[g["direction"] == "B->A"][["send_ts", "recv_ts"]].to_numpy()
+        assert offset_bounds(ab, ba).width < 20e-6
+    with pytest.raises(ValueError, match="inconsistent"):
+        offset_bounds(pairs["A->B"], pairs["B->A"])

@@ -56,8 +56,12 @@ def test_untouched_release_scores_zero(graded) -> None:
     assert (auto.score == 0).all(), (
         f"{lesson}: the untouched notebook earns\n{auto[auto.score > 0]}"
     )
-    manual = scores[(scores.student == "untouched") & ~scores.auto]
+    # An answered explained answer waits for a human; an unanswered one (its checksum unchanged
+    # since release) is scored 0 by nbgrader itself, so in the untouched notebook it is "auto".
+    manual = scores[(scores.student == "solutions") & ~scores.auto]
     assert len(manual) >= 1 and manual.needs_manual_grade.all()
+    unanswered = scores[(scores.student == "untouched") & scores.grade_id.isin(manual.grade_id)]
+    assert len(unanswered) == len(manual) and (unanswered.score == 0).all()
 
 
 def test_every_mutant_loses_points(graded) -> None:

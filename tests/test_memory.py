@@ -17,8 +17,10 @@ from course_lib.memory import (
     activation_bytes_per_layer,
     lifetimes,
     live_bytes,
+    live_bytes_by_category,
     peak,
     simulate_allocator,
+    training_step_events,
 )
 from tests.strategies import alloc_events, allocator_ops
 
@@ -404,3 +406,164 @@ def test_activation_bad_inputs(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         activation_bytes_per_layer(**args)
+
+
+# --- the synthetic training step (training_step_events) ------------------------------------------
+
+
+def _live_at(life: pd.DataFrame, t: float) -> pd.DataFrame:
+    """Tensors alive at time t under the half-open [alloc, free) convention."""
+    return life[(life["alloc_time"] <= t) & (life["free_time"].fillna(np.inf) > t)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.integers(1, 64).map(lambda k: 16 * k),
+    st.integers(1, 4),
+    st.sampled_from([(64, 2), (128, 4), (256, 8)]),
+    st.integers(8, 2000),
+    st.sampled_from(["none", "selective", "full"]),
+)
+def test_step_saves_exactly_the_table_2_activations(L, s, b, shape, v, recompute):
+    """At the end of the forward pass each layer holds, as "activation", exactly the bytes of
+    activation_bytes_per_layer under the policy; the head holds 2sbh + 2sbh + 4sbV (layer-norm
+    input and output, fp32 log-probs); nothing else of the forward pass is left."""
+    h, a = shape
+    ev = training_step_events(L, s, b, h, a, v, recompute=recompute)
+    life = lifetimes(ev)
+    end = ev.loc[ev["phase"] == "forward", "time"].max()
+    live = _live_at(life, end)
+    acts = live[live["category"] == "activation"]
+    for i in range(L):
+        mine = acts[acts["tensor"].str.startswith(f"L{i}.")]
+        assert mine["bytes"].sum() == activation_bytes_per_layer(s, b, h, a, recompute=recompute)
+    head = acts[acts["tensor"].str.startswith("head.")]
+    assert head["bytes"].sum() == 4 * s * b * h + 4 * s * b * v
+    assert set(live["category"]) <= {"weight", "optimizer", "activation"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.integers(1, 32).map(lambda k: 32 * k),
+    st.integers(1, 4),
+    st.sampled_from([(64, 2), (128, 4)]),
+    st.integers(8, 500),
+    st.sampled_from(["none", "selective", "full"]),
+)
+def test_step_state_and_gradients_balance(L, s, b, shape, v, recompute):
+    """Weights + optimizer state are 14 bytes per parameter (2 + 12) from time 0 to the end;
+    weight gradients add 2 bytes per parameter during backward and zero_grad frees them all, so
+    the step ends where it began; every tensor but the state is freed; ids are unique."""
+    h, a = shape
+    ev = training_step_events(L, s, b, h, a, v, recompute=recompute)
+    params = L * (12 * h * h + 13 * h) + v * h + 2 * h
+    allocs = ev[ev["kind"] == "alloc"]
+    by_cat = allocs.groupby("category")["bytes"].sum()
+    assert by_cat["weight"] == 2 * params and by_cat["optimizer"] == 12 * params
+    assert by_cat["gradient"] == 2 * params
+    assert allocs["tensor"].is_unique
+    life = lifetimes(ev)
+    never_freed = life[life["free_time"].isna()]
+    assert set(never_freed["category"]) == {"weight", "optimizer"}
+    assert (never_freed["alloc_time"] == 0).all()
+    times, level = live_bytes(ev)
+    assert level[-1] == 14 * params
+    assert set(ev["phase"]) == {"setup", "forward", "backward", "optimizer"}
+    assert ev["time"].is_monotonic_increasing
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+@pytest.mark.parametrize("s, b", [(256, 4), (512, 2), (1024, 1), (1024, 4), (2048, 16)])
+def test_step_peak_falls_early_in_backward(s, b, recompute):
+    """With at least 1024 tokens per micro-batch the peak is in the first 10% of the backward
+    pass (the loss gradients land on top of every saved activation), and its live tensors are
+    the activations, the loss workspaces and the state."""
+    ev = training_step_events(seq_len=s, micro_batch=b, recompute=recompute)
+    p = peak(ev)
+    bwd = ev.loc[ev["phase"] == "backward", "time"]
+    assert bwd.min() <= p.time <= bwd.min() + 0.1 * (bwd.max() - bwd.min())
+    assert ev.loc[ev["kind"] == "alloc", "bytes"].sum() > p.bytes  # summing overstates it
+    assert set(p.live.loc[p.live["category"] == "workspace", "tensor"]) == {
+        "head.d_log_probs",
+        "head.d_logits_fp32",
+    }
+
+
+def test_step_small_batch_peaks_in_the_optimizer():
+    """With few tokens the activations are small and the peak moves to the optimizer step, where
+    every weight gradient and the head's fp32 scratch are live."""
+    ev = training_step_events(seq_len=256, micro_batch=1)
+    p = peak(ev)
+    assert ev.loc[ev["time"] == p.time, "phase"].eq("optimizer").any()
+    assert "head.adam_scratch" in set(p.live["tensor"])
+
+
+def test_step_durations_follow_the_flop_count():
+    """With memory traffic made free, forward time is L(24sbh² + 4bs²h) + 2sbhV FLOPs over the
+    rate, backward twice that, plus one layer forward per layer under full recomputation and the
+    4bs²h core attention under selective recomputation (Korthikanti et al. 2022, §5)."""
+    L, s, b, h, a, v, rate = 3, 256, 2, 128, 4, 1000, 1e12
+    layer = 24 * s * b * h * h + 4 * b * s * s * h
+    head = 2 * s * b * h * v
+    for recompute, extra in (("none", 0), ("selective", 4 * b * s * s * h), ("full", layer)):
+        ev = training_step_events(
+            L, s, b, h, a, v, recompute=recompute, flops_per_second=rate, bytes_per_second=1e300
+        )
+        span = ev.groupby("phase")["time"].agg(["min", "max"])
+        fwd = span.loc["forward", "max"] - span.loc["forward", "min"]
+        bwd = span.loc["backward", "max"] - span.loc["backward", "min"]
+        assert fwd == pytest.approx((L * layer + head) / rate, rel=1e-9)
+        assert bwd == pytest.approx((2 * (L * layer + head) + L * extra) / rate, rel=1e-9)
+
+
+def test_step_is_deterministic_and_valid():
+    """The same arguments give identical events, which pass lifetimes() validation."""
+    a, b = training_step_events(num_layers=2), training_step_events(num_layers=2)
+    pd.testing.assert_frame_equal(a, b)
+    assert len(lifetimes(a)) == (a["kind"] == "alloc").sum()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(num_layers=0), "num_layers"),
+        (dict(vocab_size=1.5), "vocab_size"),
+        (dict(recompute="partial"), "recompute"),
+        (dict(flops_per_second=0), "flops_per_second"),
+        (dict(bytes_per_second=float("nan")), "bytes_per_second"),
+    ],
+)
+def test_step_bad_inputs(kwargs, match):
+    """Non-positive sizes, unknown policies and non-positive rates are ValueErrors naming the
+    argument."""
+    with pytest.raises(ValueError, match=match):
+        training_step_events(**kwargs)
+
+
+@settings(deadline=None)
+@given(alloc_events())
+def test_live_bytes_by_category_sums_to_live_bytes(df):
+    """Per category, the level at each event time is the brute-force sum over that category's
+    live tensors; the columns add up to live_bytes exactly, on the same times."""
+    times, levels = live_bytes_by_category(df)
+    t_all, total = live_bytes(df)
+    np.testing.assert_array_equal(times, t_all)
+    np.testing.assert_array_equal(levels.sum(axis=1).to_numpy(), total)
+    life = lifetimes(df)
+    for category in levels.columns:
+        mine = life[life["category"] == category]
+        for t, got in zip(times, levels[category], strict=True):
+            alive = mine[(mine["alloc_time"] <= t) & (mine["free_time"].fillna(np.inf) > t)]
+            assert got == alive["bytes"].sum()
+
+
+def test_live_bytes_by_category_orders_step_categories_first():
+    """Known categories come in STEP_CATEGORIES order, others after them by first allocation."""
+    df = events([
+        (0, "x", 5, "alloc", "zeta"), (0, "a", 1, "alloc", "activation"),
+        (1, "w", 2, "alloc", "weight"), (2, "y", 3, "alloc", "alpha"),
+    ])  # fmt: skip
+    _, levels = live_bytes_by_category(df)
+    assert list(levels.columns) == ["weight", "activation", "zeta", "alpha"]

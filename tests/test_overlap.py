@@ -12,9 +12,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from course_lib.graph import step_graph
+from course_lib.graph import schedule, step_graph
 from course_lib.overlap import (
     best_bucket_bytes,
+    bucket_step_graph,
     bucketed_allreduce_timeline,
     exposed_communication,
     exposed_on_critical_path,
@@ -23,6 +24,7 @@ from course_lib.overlap import (
     subtract,
     sweep_bucket_bytes,
     total_length,
+    transformer_grad_tensors,
     union,
 )
 from tests.strategies import grid_intervals, step_dags
@@ -507,3 +509,187 @@ def test_bucket_timeline_validates(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         bucketed_allreduce_timeline(**args)
+
+
+# --- communication slowed by computation (comm_contention) and the step graph of a timeline ----
+
+
+def grid_simulation_both(w, g, cap, bw, latency, contention, comm_contention, optimizer_time, dt):
+    """Brute force with both slowdowns: per time step dt, computation progresses dt/(1 + c) while
+    an all-reduce runs and the all-reduce progresses dt/(1 + c') while computation runs.
+    Returns (step time, comm starts, comm ends)."""
+    buckets = ddp_buckets(g, cap)
+    closes = {b[-1]: k for k, b in enumerate(buckets)}
+    dur = [latency + sum(g[i] for i in b) / bw for b in buckets]
+    order = list(reversed(range(len(w))))
+    pos, rem = 0, w[order[0]]
+    ready = [None] * len(buckets)
+    starts, ends = [None] * len(buckets), [None] * len(buckets)
+    k, comm_rem, t = 0, None, 0.0
+    while True:
+        changed = True
+        while changed:  # settle everything that happens at this instant
+            changed = False
+            while pos < len(order) and rem <= 1e-12:
+                if order[pos] in closes:
+                    ready[closes[order[pos]]] = t
+                pos += 1
+                rem = w[order[pos]] if pos < len(order) else 0.0
+                changed = True
+            if comm_rem is not None and comm_rem <= 1e-12:
+                ends[k] = t
+                comm_rem, k, changed = None, k + 1, True
+            if comm_rem is None and k < len(buckets) and ready[k] is not None:
+                comm_rem, starts[k], changed = dur[k], t, True
+        if pos >= len(order) and comm_rem is None and k >= len(buckets):
+            return t + optimizer_time, starts, ends
+        computing = pos < len(order)
+        if computing:
+            rem -= dt / (1.0 + contention if comm_rem is not None else 1.0)
+        if comm_rem is not None:
+            comm_rem -= dt / (1.0 + comm_contention if computing else 1.0)
+        t += dt
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    bucket_cases(),
+    st.sampled_from([0.0, 0.5, 2.0]),
+    st.sampled_from([0.0, 0.5, 1.5]),
+    st.sampled_from([0.0, 0.25]),
+)
+def test_comm_contention_matches_grid_simulation(case, contention, comm_contention, opt):
+    """With the collective slowed too, the event-driven timeline still agrees with a brute-force
+    time-stepped simulation (dt = 1 ms) to within the grid's error."""
+    w, g, cap, bw, latency = case
+    dt = 1e-3
+    tl = bucketed_allreduce_timeline(
+        w, g, cap, bw, latency, contention, opt, comm_contention=comm_contention
+    )
+    step, starts, ends = grid_simulation_both(
+        w, g, cap, bw, latency, contention, comm_contention, opt, dt
+    )
+    tol = (len(w) + len(tl.buckets) + 2) * dt * (1 + contention) * (1 + comm_contention) * 2
+    assert tl.step_time == pytest.approx(step, abs=tol)
+    np.testing.assert_allclose(tl.comm[:, 0], starts, atol=tol)
+    np.testing.assert_allclose(tl.comm[:, 1], ends, atol=tol)
+
+
+@given(
+    bucket_cases(),
+    st.sampled_from([0.0, 0.5, 2.0, 5.0]),
+    st.sampled_from([0.0, 0.25, 1.0, 3.0]),
+    st.sampled_from([0.0, 0.3]),
+)
+def test_overlap_pays_by_closed_form_with_both_slowdowns(case, contention, comm_contention, opt):
+    """With the same buckets, O seconds of overlap do O/(1+c) of computation and O/(1+c') of
+    communication: step = serial - O·(1/(1+c) + 1/(1+c') - 1), so overlapping beats the serial
+    schedule exactly when c·c' < 1 (and loses when c·c' > 1)."""
+    w, g, cap, bw, latency = case
+    c, cc = contention, comm_contention
+    tl = bucketed_allreduce_timeline(w, g, cap, bw, latency, c, opt, comm_contention=cc)
+    overlapped = total_length(tl.comm) - tl.exposed_comm
+    gain = overlapped * (1 / (1 + c) + 1 / (1 + cc) - 1)
+    assert tl.step_time == pytest.approx(tl.serial_step_time - gain, abs=1e-9)
+    assert tl.contention_delay == pytest.approx(overlapped * c / (1 + c), abs=1e-9)
+    if overlapped > 1e-9 and c * cc < 1:
+        assert tl.step_time < tl.serial_step_time
+    if overlapped > 1e-9 and c * cc > 1:
+        assert tl.step_time > tl.serial_step_time
+
+
+def test_overlap_loses_when_both_slow_each_other_enough():
+    """Four 2-s layers, one 3-s all-reduce per layer: with c = c' = 1.5 (c·c' > 1) the overlapped
+    step is slower than backward-then-all-reduce with the same buckets; with c = c' = 0.5 it is
+    faster, and at c = 1, c' = 1 (together exactly as fast as one at a time) it ties."""
+    w, g = [2.0] * 4, [1.0] * 4
+    serial = 8.0 + 12.0 + 1.0
+    for c, cc, sign in ((1.5, 1.5, 1), (0.5, 0.5, -1), (1.0, 1.0, 0)):
+        tl = bucketed_allreduce_timeline(w, g, 1.0, 1 / 3, 0.0, c, 1.0, comm_contention=cc)
+        assert tl.serial_step_time == pytest.approx(serial)
+        diff = tl.step_time - serial
+        assert diff == pytest.approx(0.0, abs=1e-9) if sign == 0 else diff * sign > 0
+
+
+def test_comm_contention_zero_is_the_default_model():
+    """comm_contention = 0 gives exactly the model without the argument."""
+    args = ([1.0, 0.5, 1.5, 1.0], [2.0, 3.0, 1.0, 2.0], 3.0, 2.0, 0.1, 0.7, 0.2)
+    a = bucketed_allreduce_timeline(*args)
+    b = bucketed_allreduce_timeline(*args, comm_contention=0.0)
+    np.testing.assert_array_equal(a.comm, b.comm)
+    np.testing.assert_array_equal(a.compute, b.compute)
+    assert a.step_time == b.step_time
+
+
+def test_sweep_and_best_pass_comm_contention_through():
+    """sweep_bucket_bytes / best_bucket_bytes give the step times of the timeline with the same
+    comm_contention."""
+    w, g = [1.0] * 8, [1.0] * 8
+    cands = [1.0, 2.0, 4.0, 8.0]
+    steps = sweep_bucket_bytes(cands, w, g, 2.0, 0.2, 0.5, 0.0, comm_contention=1.0)
+    expected = [
+        bucketed_allreduce_timeline(w, g, cap, 2.0, 0.2, 0.5, comm_contention=1.0).step_time
+        for cap in cands
+    ]
+    np.testing.assert_allclose(steps, expected)
+    best = best_bucket_bytes(cands, w, g, 2.0, 0.2, 0.5, 0.0, comm_contention=1.0)
+    assert best == cands[int(np.argmin(expected))]
+
+
+@given(bucket_cases(), st.sampled_from([0.0, 0.5, 2.0]), st.sampled_from([0.0, 1.0]))
+def test_bucket_step_graph_reproduces_the_timeline(case, contention, comm_contention):
+    """The ASAP schedule of bucket_step_graph(timeline) has the timeline's layer, all-reduce and
+    optimizer intervals and its step time."""
+    w, g, cap, bw, latency = case
+    tl = bucketed_allreduce_timeline(
+        w, g, cap, bw, latency, contention, 0.25, comm_contention=comm_contention
+    )
+    sched = schedule(bucket_step_graph(tl)).set_index("op")
+    for i in range(len(w)):
+        assert sched.loc[f"backward L{i}", ["start", "end"]].tolist() == pytest.approx(
+            tl.compute[i].tolist(), abs=1e-9
+        )
+    for k in range(len(tl.buckets)):
+        assert sched.loc[f"all-reduce b{k}", ["start", "end"]].tolist() == pytest.approx(
+            tl.comm[k].tolist(), abs=1e-9
+        )
+    assert sched["end"].max() == pytest.approx(tl.step_time, abs=1e-9)
+    assert sched.loc["optimizer", "start"] == pytest.approx(tl.optimizer[0], abs=1e-9)
+
+
+def test_critical_path_comm_of_a_comm_bound_timeline():
+    """Four 2-ms layers, one 3-ms all-reduce each, 1-ms optimizer: the all-reduces queue back to
+    back from 2 ms to 14 ms. The timeline shows 6 ms of comm with no compute (ratio 0.5), but all
+    12 ms of communication is on the critical path, and 20 % faster all-reduces save
+    0.2 × 12 ms = 2.4 ms, not 0.2 × 6 ms."""
+    w, g = [2e-3] * 4, [1.0] * 4
+    tl = bucketed_allreduce_timeline(w, g, 1.0, 1 / 3e-3, optimizer_time=1e-3)
+    assert tl.step_time == pytest.approx(15e-3)
+    assert tl.overlap_ratio == pytest.approx(0.5)
+    assert tl.exposed_comm == pytest.approx(6e-3)
+    assert exposed_on_critical_path(bucket_step_graph(tl)) == pytest.approx(12e-3)
+    faster = bucketed_allreduce_timeline(w, g, 1.0, 1 / 2.4e-3, optimizer_time=1e-3)
+    assert tl.step_time - faster.step_time == pytest.approx(2.4e-3)
+
+
+def test_comm_contention_validates():
+    """A negative or NaN comm_contention is a ValueError naming the argument."""
+    for bad in (-0.5, math.nan):
+        with pytest.raises(ValueError, match="comm_contention"):
+            bucketed_allreduce_timeline([1, 2], [1, 1], 1, 1.0, comm_contention=bad)
+
+
+def test_transformer_grad_tensors_count_12h2_per_layer():
+    """Four weight matrices per layer (3h², h², 4h², 4h²): 12h² parameters and the whole
+    layer_backward_time per layer, shares proportional to parameters, forward order."""
+    w, g = transformer_grad_tensors(
+        num_layers=3, hidden=8, layer_backward_time=1.2, bytes_per_param=2
+    )
+    assert len(w) == len(g) == 12
+    np.testing.assert_allclose(g[:4], np.array([3, 1, 4, 4]) * 64 * 2)
+    assert g.sum() == pytest.approx(3 * 12 * 64 * 2)
+    assert w.sum() == pytest.approx(3 * 1.2)
+    np.testing.assert_allclose(w / w.sum(), g / g.sum())
+    for bad, match in ((dict(num_layers=0), "num_layers"), (dict(hidden=0), "hidden")):
+        with pytest.raises(ValueError, match=match):
+            transformer_grad_tensors(**bad)

@@ -115,7 +115,7 @@ def test_lesson_anatomy(lesson: str) -> None:
     if syllabus.is_file():
         text = syllabus.read_text()
         block = re.search(
-            rf"### {lesson} — (.+)\nTime: (\d+) min.*\nObjective: (.+?)\n- ", text, re.S
+            rf"### {lesson} — ([^\n]+)\nTime: (\d+) min[^\n]*\nObjective: (.+?)\n- ", text, re.S
         )
         assert block, f"{lesson} not in SYLLABUS.md"
         claim, minutes, objective = block.group(1), block.group(2), " ".join(block.group(3).split())

@@ -126,3 +126,120 @@ def test_gantt_rejects_bad_input():
         viz.gantt(sched.iloc[:0])
     with pytest.raises(ValueError, match="ghost"):
         viz.gantt(sched, critical=["fwd_1", "ghost"])
+
+
+# --- dependency_graph, slack_bars, what_if_curve, gantt(xlim=) (cost01) ---------------------
+
+
+def _example_kinds(g):
+    data = [("load_batch", "h2d_copy"), ("h2d_copy", "fwd_1")]
+    data += [(f"bwd_{k}", f"allreduce_{k}") for k in range(1, 5)]
+    return {e: "data" for e in data} | {("allreduce_1", "optimizer"): "sync"}
+
+
+def test_dependency_graph_draws_every_op_in_its_lane_and_every_edge_with_its_kind():
+    """One box per op, centred on (topological generation, lane row); one arrow per edge whose
+    gid names its kind (given, else stream order within a lane); critical ops in the critical
+    colour, the others white; the legend lists each kind used."""
+    import networkx as nx
+    from matplotlib.patches import FancyBboxPatch
+
+    g = example_step()
+    kinds = _example_kinds(g)
+    cp = G.critical_path(g)
+    ax = viz.dependency_graph(g, kinds=kinds, critical=cp.ops)
+    lanes = [t.get_text() for t in ax.get_yticklabels()]
+    assert lanes == ["data loader (CPU)", "copy stream", "compute stream", "comm stream"]
+    column = {op: i for i, layer in enumerate(nx.topological_generations(g)) for op in layer}
+    boxes = {p.get_gid()[3:]: p for p in ax.patches if isinstance(p, FancyBboxPatch)}
+    assert set(boxes) == set(g.nodes)
+    for op, box in boxes.items():
+        bb = box.get_bbox()
+        assert (bb.x0 + bb.x1) / 2 == pytest.approx(column[op])
+        assert (bb.y0 + bb.y1) / 2 == pytest.approx(lanes.index(g.nodes[op]["lane"]))
+        expected = viz.GANTT_CRITICAL_COLOUR if op in cp.ops else "white"
+        assert tuple(box.get_facecolor()) == to_rgba(expected)
+    arrows = {a.get_gid() for a in ax.texts if (a.get_gid() or "").startswith("edge:")}
+    want = {f"edge:{u}->{v}:{kinds.get((u, v), 'stream order')}" for u, v in g.edges}
+    assert arrows == want
+    legend = {t.get_text() for t in ax.get_legend().texts}
+    assert legend == {"data", "sync", "stream order", "critical path"}
+    texts = {t.get_text() for t in ax.texts}
+    assert "4.5 ms" in texts and "1.2 ms" in texts  # durations under the names
+
+
+def test_dependency_graph_lane_order_and_errors():
+    """lane_order sets the rows; a lane_order missing a lane, an edge not in the graph and an
+    unknown critical op are ValueErrors naming the problem."""
+    g = example_step()
+    order = ["comm stream", "compute stream", "copy stream", "data loader (CPU)"]
+    ax = viz.dependency_graph(g, lane_order=order)
+    assert [t.get_text() for t in ax.get_yticklabels()] == order
+    with pytest.raises(ValueError, match="lane_order"):
+        viz.dependency_graph(g, lane_order=order[:3])
+    with pytest.raises(ValueError, match="not in the graph"):
+        viz.dependency_graph(g, kinds={("optimizer", "load_batch"): "data"})
+    with pytest.raises(ValueError, match="ghost"):
+        viz.dependency_graph(g, critical=["ghost"])
+
+
+def test_slack_bars_run_from_each_end_to_its_latest_end():
+    """A hatched bar for each op with positive slack, in the op's lane, from its end to its end
+    plus its slack (its latest end), labelled with the slack; none for critical ops."""
+    sched = G.schedule(example_step())
+    ax = viz.gantt(sched)
+    viz.slack_bars(sched, ax)
+    lanes = [t.get_text() for t in ax.get_yticklabels()]
+    bars = sorted(
+        (round(p.get_y() + p.get_height() / 2), p.get_x(), p.get_x() + p.get_width())
+        for p in ax.patches
+        if p.get_gid() == "slack"
+    )
+    rows = sched[sched.slack > 0]
+    want = sorted(
+        (lanes.index(lane), e, e + s)
+        for lane, e, s in zip(rows.lane, rows.end, rows.slack, strict=True)
+    )
+    assert len(bars) == len(want) == 3
+    for (r, x0, x1), (wr, w0, w1) in zip(bars, want, strict=True):
+        assert r == wr and x0 == pytest.approx(w0) and x1 == pytest.approx(w1)
+    texts = {t.get_text() for t in ax.texts}
+    assert {"+4.5 ms", "+3 ms", "+1.5 ms"} <= texts
+    assert "slack: how late it may end" in {t.get_text() for t in ax.get_legend().texts}
+
+
+def test_what_if_curve_is_max_of_a_and_b_plus_d_with_the_kink_marked():
+    """The drawn polyline is T(d) = max(A, B + d) (checked against what_if at its vertices), the
+    kink dot sits at (A - B, A), the current dot at (d, what_if(d))."""
+    g = example_step()
+    a, b = G.path_bounds(g, "bwd_2")
+    ax = viz.what_if_curve(g, "bwd_2", current=1e-3)
+    lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
+    xs = np.concatenate([lines["what_if:flat"].get_xdata(), lines["what_if:critical"].get_xdata()])
+    ys = np.concatenate([lines["what_if:flat"].get_ydata(), lines["what_if:critical"].get_ydata()])
+    for x, y in zip(xs, ys, strict=True):
+        assert y == pytest.approx(G.what_if(g, {"bwd_2": float(x)}), rel=1e-12)
+    assert xs.min() == 0.0 and xs.max() == pytest.approx(15e-3)
+    kink = lines["what_if:kink"]
+    assert kink.get_xdata()[0] == pytest.approx(a - b) and kink.get_ydata()[0] == pytest.approx(a)
+    cur = lines["what_if:current"]
+    assert cur.get_ydata()[0] == pytest.approx(G.what_if(g, {"bwd_2": 1e-3}), rel=1e-12)
+    assert ax.get_xlabel() == "duration of bwd_2 (ms)"
+
+
+def test_what_if_curve_without_a_kink_in_range():
+    """An op on every path (B >= A) has no kink; an op whose kink lies beyond the range is flat."""
+    g = example_step()
+    ax = viz.what_if_curve(g, "load_batch")
+    assert "no kink" in " ".join(t.get_text() for t in ax.texts)
+    assert not [ln for ln in ax.lines if ln.get_gid() == "what_if:kink"]
+    ax = viz.what_if_curve(g, "allreduce_4", max_duration=6e-3)  # kink at 8 ms
+    assert "beyond this range" in " ".join(t.get_text() for t in ax.texts)
+    assert {ln.get_gid() for ln in ax.lines} >= {"what_if:flat", "what_if:measured"}
+
+
+def test_gantt_xlim_fixes_the_time_axis():
+    """gantt(xlim=...) draws on exactly that time axis, so two schedules share one scale."""
+    g = example_step()
+    ax = viz.gantt(G.schedule(g), xlim=(0.0, 0.05))
+    assert ax.get_xlim() == (0.0, 0.05)
