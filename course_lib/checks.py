@@ -7,7 +7,9 @@ Grade cells call these with the student's value. Every check
   before any student code ran), so rebinding ``abs`` or patching ``math.isclose`` or
   ``numpy.allclose`` later changes nothing here;
 - raises ``AnswerError`` (an AssertionError, so nbgrader scores the cell 0) with a message that
-  says what was expected and, for a known wrong answer, which mistake produces it.
+  says what was expected and, for a known wrong answer, which mistake produces it;
+- returns None: nbgrader reads a number left as a grade cell's last output as partial credit, so a
+  check that returned the checked value would silently turn full marks into a fraction.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def check_float(
     atol: float = 1e-12,
     unit: str = "",
     known_wrong: Mapping[float, str] | None = None,
-) -> float:
+) -> None:
     """Check a real-valued answer within rtol/atol; name the mistake behind a known wrong value."""
     value = _plain_float(name, got)
     expected = _float(expected)
@@ -84,12 +86,11 @@ def check_float(
         raise AnswerError(
             f"{name}: expected {_fmt(expected)}{unit_s}, got {_fmt(value)}{unit_s}{hint}"
         )
-    return value
 
 
 def check_int(
     name: str, got: Any, expected: int, *, known_wrong: Mapping[int, str] | None = None
-) -> int:
+) -> None:
     """Check an integer answer exactly (a bool or a float is not an int)."""
     t = _type(got)
     if t is bool or not (t is int or _isinstance(got, _np_integer)):
@@ -98,7 +99,6 @@ def check_int(
     if value != _int(expected):
         hint = _hint(value, known_wrong, lambda g, w: g == w)
         raise AnswerError(f"{name}: expected {expected}, got {value}{hint}")
-    return value
 
 
 def check_choice(
@@ -106,7 +106,7 @@ def check_choice(
     got: Any,
     expected: str,
     options: Mapping[str, str],
-) -> str:
+) -> None:
     """Check a decision: one of the stated option keys; the message explains the chosen option."""
     if _type(got) is not str:
         raise AnswerError(
@@ -116,7 +116,6 @@ def check_choice(
         raise AnswerError(f"{name}: {got!r} is not one of the options {_sorted(options)}")
     if got != expected:
         raise AnswerError(f"{name}: {got!r} is not right — {got!r} means: {options[got]}")
-    return got
 
 
 def _plain_names(name: str, got: Any) -> tuple[str, ...]:
@@ -130,16 +129,14 @@ def _plain_names(name: str, got: Any) -> tuple[str, ...]:
     return items
 
 
-def check_names(
-    name: str, got: Any, expected: Iterable[str], *, ordered: bool = False
-) -> tuple[str, ...]:
+def check_names(name: str, got: Any, expected: Iterable[str], *, ordered: bool = False) -> None:
     """Check a collection of names: as a set, or as a sequence when order matters."""
     items = _plain_names(name, got)
     expected = _tuple(expected)
     if ordered:
         if items != expected:
             raise AnswerError(f"{name}: expected the sequence {list(expected)}, got {list(items)}")
-        return items
+        return
     if _len(set(items)) != _len(items):
         raise AnswerError(f"{name}: names repeat in {list(items)}")
     missing = _sorted(set(expected) - set(items))
@@ -151,12 +148,11 @@ def check_names(
         if extra:
             parts.append(f"should not include {extra}")
         raise AnswerError(f"{name}: " + "; ".join(parts))
-    return items
 
 
 def check_array(
     name: str, got: Any, expected: Any, *, rtol: float = 1e-6, atol: float = 1e-12
-) -> np.ndarray:
+) -> None:
     """Check a numpy array: exact ndarray type, shape, then values within rtol/atol."""
     if _type(got) is not _ndarray:
         raise AnswerError(f"{name}: expected a numpy.ndarray, got {_type(got).__name__}")
@@ -173,24 +169,21 @@ def check_array(
             f"{name}: {_int(bad.sum())} of {bad.size} values differ; first at index {i}: "
             f"expected {_fmt(exp[i])}, got {_fmt(values[i])}"
         )
-    return got
 
 
-def check_type(name: str, got: Any, *types: type) -> Any:
+def check_type(name: str, got: Any, *types: type) -> None:
     """Check that an answer has one of the exact types (no subclasses)."""
     if _type(got) not in types:
         wanted = " or ".join(t.__name__ for t in types)
         raise AnswerError(f"{name}: expected {wanted}, got {_type(got).__name__}")
-    return got
 
 
-def check_range(name: str, got: Any, low: float, high: float, *, what: str = "") -> float:
+def check_range(name: str, got: Any, low: float, high: float, *, what: str = "") -> None:
     """Check that a number is finite and within [low, high] (a plausibility check)."""
     value = _plain_float(name, got)
     if not (_isfinite(value) and low <= value <= high):
         extra = f" ({what})" if what else ""
         raise AnswerError(f"{name}: {_fmt(value)} is outside [{low}, {high}]{extra}")
-    return value
 
 
 def passed(exercise: str) -> None:
