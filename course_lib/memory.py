@@ -764,15 +764,24 @@ def training_step_events(
         frees=("head.d_logits_fp32",),
     )
     rec.op(
-        "lm_head_bwd", "backward", flops=4.0 * s * b * h * v,
-        allocs=(("head.d_ln_out", 2.0 * unit["sbh"], "workspace"), ("head.grad", 2.0 * v * h, "gradient")),
+        "lm_head_bwd",
+        "backward",
+        flops=4.0 * s * b * h * v,
+        allocs=(
+            ("head.d_ln_out", 2.0 * unit["sbh"], "workspace"),
+            ("head.grad", 2.0 * v * h, "gradient"),
+        ),
         frees=("head.d_logits", "head.ln_out"),
-    )  # fmt: skip
+    )
     rec.op(
-        "ln_f_bwd", "backward",
-        allocs=((f"L{L - 1}.d_out", 2.0 * unit["sbh"], "workspace"), ("head.ln_f.grad", 4.0 * h, "gradient")),
+        "ln_f_bwd",
+        "backward",
+        allocs=(
+            (f"L{L - 1}.d_out", 2.0 * unit["sbh"], "workspace"),
+            ("head.ln_f.grad", 4.0 * h, "gradient"),
+        ),
         frees=("head.d_ln_out", "head.x"),
-    )  # fmt: skip
+    )
 
     for i in reversed(range(L)):
         ids = kept[i]
@@ -838,7 +847,7 @@ def training_step_events(
 
 
 def live_bytes_by_category(events: pd.DataFrame) -> tuple[NDArray[np.float64], pd.DataFrame]:
-    """Live bytes over time split by category: (times, one column per category) summing to live_bytes (cost05).
+    """Live bytes over time by category: (times, a column per category) summing to live_bytes (cost05).
 
     Same times and ordering rule as :func:`live_bytes`; columns in :data:`STEP_CATEGORIES` order
     for those present, then any other category in order of first allocation. Vectorized: two

@@ -171,17 +171,18 @@ plt.show()
 #
 # **The same graph, built from a trace.** Holistic Trace Analysis (HTA), Meta's library for
 # PyTorch profiler traces, builds this graph for one rank ("Lightweight Critical Path Analysis",
-# HTA documentation, hta.readthedocs.io). Its nodes are points in time — the start and the end of
-# every CPU op, CUDA runtime call (a kernel launch) and GPU kernel — and its edges either carry
+# HTA documentation, hta.readthedocs.io; the weights below are those of its source,
+# `hta/analyzers/critical_path_analysis.py`). Its nodes are points in time — the start and the end
+# of every CPU op, CUDA runtime call (a kernel launch) and GPU kernel — and its edges either carry
 # time (a duration or a delay) or are zero-weight dependencies:
 #
 # | HTA edge (trace) | weight | here |
 # |---|---|---|
-# | start → end of a CPU op, a launch or a kernel | its duration | an op with duration $d_v$ |
-# | the ops of one CPU thread, chained node to node (nested ops inside their parent) | the time between the nodes | stream order on a CPU lane |
+# | start → end of a kernel; inside a CPU op, its start and end nodes and those of the ops nested in it, chained in time order | the time between the nodes | an op with its duration $d_v$ |
+# | a top-level CPU op → the next one on the same thread | 0 | stream order on a CPU lane |
 # | kernel launch delay: launch → kernel start, counted only when no kernel is queued on the stream | the delay | a launch edge (a real delay becomes a small op of its own) |
 # | kernel → next kernel on the same stream | the gap between them | stream order on a GPU lane |
-# | synchronisation: a device or stream sync waits for the stream's last kernel; `cudaStreamWaitEvent` links kernels on two streams | 0 | a synchronisation edge |
+# | synchronisation: a device or stream sync waits for the stream's last kernel (the blocking call's own time gets weight 0); `cudaStreamWaitEvent` links kernels on two streams | 0 | a synchronisation edge |
 #
 # Merge each op's start and end node into one node that carries the duration and you have the
 # graph used here (activity-on-node instead of activity-on-edge); both have the same longest

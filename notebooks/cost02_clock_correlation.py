@@ -119,9 +119,10 @@ print("pid values:", sorted(repr(p) for p in real["pid"].unique()))
 #   the strings `"Spans"`, `"Traces"` and `""`: the column holds mixed types, so never assume an
 #   integer.
 #
-# **Time base.** `ts` is not a Unix time: Kineto subtracts `baseTimeNanoseconds`, the Unix time in
-# ns rounded down to a 3-month grid, so that a double keeps nanosecond precision (`ChromeTraceBaseTime`
-# in libkineto's `output_json.cpp`; Holistic Trace Analysis reconstructs time the same way). So
+# **Time base.** `ts` is not a Unix time: Kineto subtracts `baseTimeNanoseconds`, the Unix time
+# in ns rounded down to a grid of 7,889,238 s (about three months), so that a double keeps
+# nanosecond precision (`ChromeTraceBaseTime` in libkineto's `output_json.cpp`; Holistic Trace
+# Analysis reconstructs time the same way). So
 #
 # $$t_{\text{Unix}}\ [\text{ns}] = \texttt{baseTimeNanoseconds} + 1000 \cdot ts\ [\mu s],$$
 #
@@ -205,7 +206,7 @@ print(
     f"began, then waits {sync['dur'] / ms:.1f} ms in cudaStreamSynchronize"
 )
 print(
-    f"ProfilerStep#1: {step1['dur'] / ms:.1f} ms on the host; GPU busy from "
+    f"ProfilerStep#1: {step1['dur'] / ms:.1f} ms on the host; its GPU work spans "
     f"{(in_step['kernel_start'].min() - step_start) / ms:.1f} to "
     f"{(in_step['kernel_end'].max() - step_start) / ms:.1f} ms of it"
 )
@@ -221,12 +222,12 @@ plt.show()
 # Each grey line joins a launch to the kernel it enqueued. The forward annotation lasts 0.55 ms
 # on the host; its 16 kernels take 12.4 ms on the device. The lines fan out: each kernel waits
 # longer than the one before, because the CPU launches a GEMM (about 1.3 ms on the device) or a
-# GELU (0.24 ms) every 34 µs. 1.4 ms after the forward began the CPU has launched the whole step —
-# forward, backward, all-reduces, optimizer — and sits in `cudaStreamSynchronize` (inside
+# GELU (0.24 ms) every 34 µs. 1.4 ms after the forward began the CPU has launched the whole
+# step — forward, backward, all-reduces, optimizer — and sits in `cudaStreamSynchronize` (inside
 # `aten::item`, the `loss.item()` that reads the loss) for 43.5 ms until the device catches up.
 #
 # That sync is also why the host-measured **step** time is honest here: `ProfilerStep#1` lasts
-# 48.3 ms on the host and the GPU is busy from 3.3 ms to 48.3 ms of it. Remove the sync (no
+# 48.3 ms on the host and its GPU work spans 3.3 ms to 48.3 ms of it. Remove the sync (no
 # `.item()`, no logging) and the host would report the step done after about 5 ms while the device
 # still had 43 ms of work queued; the CPU would block only later, when the launch queue or the
 # memory allocator pushes back.
@@ -343,7 +344,8 @@ print(f"raw 'latency': min {latency.min() / us:.0f} µs, max {latency.max() / us
 # $$R_B > S_A - \theta \;\Rightarrow\; \theta > S_A - R_B, \qquad
 #   R_A > S_B + \theta \;\Rightarrow\; \theta < R_A - S_B.$$
 #
-# Every message A → B raises a floor, every message B → A lowers a ceiling, and the offset lies in
+# Every message A → B raises a floor, every message B → A lowers a ceiling, and the offset lies
+# in
 #
 # $$\max_i\,(S_A - R_B)_i \;<\; \theta \;<\; \min_j\,(R_A - S_B)_j .$$
 #
@@ -710,7 +712,7 @@ print(f"host {forward_host_time / ms:.3f} ms, device {forward_device_time / ms:.
 check_range("forward_host_time", forward_host_time, 0.0, 0.1, what="seconds, not ms")
 passed("Exercise 2a")
 ### BEGIN HIDDEN TESTS
-_checked = check_float(
+check_float(
     "forward_host_time",
     forward_host_time,
     0.000544593,
@@ -727,7 +729,7 @@ _checked = check_float(
 check_range("forward_device_time", forward_device_time, 0.0, 0.1, what="seconds, not ms")
 passed("Exercise 2b")
 ### BEGIN HIDDEN TESTS
-_checked = check_float(
+check_float(
     "forward_device_time",
     forward_device_time,
     0.013031184,
@@ -748,8 +750,8 @@ _checked = check_float(
 # %% [markdown]
 # ### Exercise 3 — Implement the offset bounds (2 points)
 #
-# Write `offset_interval(a_to_b, b_to_a)` returning `(lower, upper)`, two floats: the bounds
-# $\max(S_A - R_B) < \theta < \min(R_A - S_B)$ of section 4, with $t_A = t_B + \theta$.
+# Write `offset_interval(a_to_b, b_to_a)` returning the tuple `(lower, upper)` of two floats: the
+# bounds $\max(S_A - R_B) < \theta < \min(R_A - S_B)$ of section 4, with $t_A = t_B + \theta$.
 # `a_to_b` has rows `(S_A, R_B)` (send on A's clock, receive on B's), `b_to_a` rows `(S_B, R_A)`;
 # either can be a list of pairs or an (N, 2) array, and either can be empty — then that side is
 # unbounded: `-math.inf` or `math.inf` (`np.inf`). Raise a `ValueError` if both are empty, or if
@@ -843,7 +845,7 @@ check_choice("no messages at all", _raised[0], "ValueError",
              {"ValueError": "raised", "returned": "returned a value for no messages"})  # fmt: skip
 check_choice("swapped columns (lower > upper)", _raised[1], "ValueError",
              {"ValueError": "raised", "returned": "returned an empty interval"})  # fmt: skip
-_checked = check_choice("contradicting messages", _raised[2], "ValueError",
+check_choice("contradicting messages", _raised[2], "ValueError",
              {"ValueError": "raised", "returned": "returned an empty interval"})  # fmt: skip
 ### END HIDDEN TESTS
 
@@ -953,7 +955,7 @@ print(f"drift {drift_ppm_fit:.3f} ppm; the event is at t_B = {event_on_b:.6f} s"
 check_range("drift_ppm_fit", drift_ppm_fit, -100.0, 100.0, what="parts per million, not a ratio")
 passed("Exercise 5a")
 ### BEGIN HIDDEN TESTS
-_checked = check_float(
+check_float(
     "drift_ppm_fit",
     drift_ppm_fit,
     -15.6788,
@@ -972,7 +974,7 @@ _checked = check_float(
 check_range("event_on_b", event_on_b, 3400.0, 3420.0, what="seconds on B's clock, near 3412 s")
 passed("Exercise 5b")
 ### BEGIN HIDDEN TESTS
-_checked = check_float(  # compared as event_on_b − 3412 s, so that the digits that differ show
+check_float(  # compared as event_on_b − 3412 s, so that the digits that differ show
     "event_on_b − 3412.0 s",
     event_on_b - 3412.0,
     0.0519604,

@@ -164,18 +164,20 @@ display(step_peak.live.head(8).assign(bytes=lambda d: d["bytes"] / MiB))
 
 # %% [markdown]
 # About 4.8 GiB of the 7.9 GiB are activations, 1.6 GiB are weights and optimizer state — and
-# 1.5 GiB are two workspaces that live for a fraction of a millisecond: `head.d_log_probs` and
-# `head.d_logits_fp32`, fp32 gradients of the $s \times b \times V$ logits
-# ($4 \cdot 1024 \cdot 4 \cdot 50257$ bytes $\approx$ 0.77 GiB each). The loss's
+# 1.5 GiB are two workspaces that live for two milliseconds or less: `head.d_log_probs` and
+# `head.d_logits_fp32`, the loss's fp32 gradients with respect to the $s \times b \times V$
+# log-probabilities and logits ($4 \cdot 1024 \cdot 4 \cdot 50257$ bytes $\approx$ 0.77 GiB
+# each). The loss's
 # `log_softmax` backward needs its saved fp32 output, its incoming gradient and its result
 # at once: $12\,sbV$ bytes. With a large vocabulary and a small model, the cross-entropy is often
 # the single largest memory consumer of the step (Wijmans et al. 2025, "Cut Your Losses in
-# Large-Vocabulary Language Models", §1), and fused or chunked losses exist for that reason.
+# Large-Vocabulary Language Models", abstract), and fused or chunked losses exist for that
+# reason.
 #
 # A transient counts only while it lives. The same workspaces that decide this peak are
-# irrelevant one millisecond later; a 3 GiB workspace in the middle of the backward pass, when
-# half the activations are gone, would not move the peak at all. This is why you attribute the
-# peak at its moment, not per op.
+# irrelevant a few milliseconds later; a 3 GiB workspace in the middle of the backward pass,
+# when half the activations are gone, would not move the peak at all. This is why you attribute
+# the peak at its moment, not per op.
 
 # %% [markdown]
 # ## 3. Summing per-operator allocations overstates the peak
@@ -274,10 +276,10 @@ print(
 
 # %% [markdown]
 # Allocated tracks requested (dotted) closely: rounding costs little with tensors this large.
-# Reserved climbs in segment-sized steps, tops out 0.4 GiB above the peak and **never comes down**: after
-# the step, 1.6 GiB are allocated and 8.4 GiB reserved. The next step reuses the cached segments,
-# which is the point of the cache. A different mix of sizes can fragment it — enough free bytes
-# in total, no free block large enough — and then reserved grows further.
+# Reserved climbs in segment-sized steps, tops out 0.4 GiB above the peak and **never comes
+# down**: after the step, 1.6 GiB are allocated and 8.4 GiB reserved. The next step reuses the
+# cached segments, which is the point of the cache. A different mix of sizes can fragment it —
+# enough free bytes in total, no free block large enough — and then reserved grows further.
 #
 # What the device reports (`nvidia-smi`, `torch.cuda.mem_get_info()`) is larger still. The
 # PyTorch documentation (CUDA semantics, "Memory management") warns that memory cached by the

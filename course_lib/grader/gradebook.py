@@ -130,6 +130,8 @@ def ensure_lesson(root: Path, db_url: str, lesson: str) -> bool:
         with gradebook_lock(root):
             result = api.generate_assignment(lesson, force=True, create=True)
     if not result.get("success"):
+        if has_lesson(db_url, cid, lesson):  # another machine set it up at the same moment
+            return False
         raise RuntimeError(f"{lesson}: generate_assignment failed:\n{result.get('error')}")
     return True
 
