@@ -384,7 +384,6 @@ check_float(
     unit="s",
     known_wrong={0.018: "(m + p)(t_f + t_b): one slot too many"},
 )
-passed("Exercise 1")
 ### BEGIN HIDDEN TESTS
 makespan_cases = {  # (p, m, t_f, t_b) -> makespan (s), computed once with simulate(gpipe(p, m), ...)
     (4, 8, 1.0e-3, 2.0e-3): 0.033,
@@ -409,6 +408,7 @@ for (p_, m_, tf_, tb_), expected in makespan_cases.items():
         },
     )
 ### END HIDDEN TESTS
+passed("Exercise 1")
 
 # %% [markdown]
 # ### Exercise 2 — The two bubbles of p = 6, m = 12 (2 points)
@@ -426,28 +426,28 @@ overhead_p6_m12 = 5 / 12
 # %% nbgrader={"grade": true, "grade_id": "idle_fraction_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 """Exercise 2a: the elapsed idle fraction of p = 6, m = 12 (a fraction)."""
 check_range("idle_fraction_p6_m12", idle_fraction_p6_m12, 0.0, 1.0, what="a fraction of rank-time")
-passed("Exercise 2a")
 ### BEGIN HIDDEN TESTS
-_ = check_float(
+check_float(
     "idle_fraction_p6_m12",
     idle_fraction_p6_m12,
     5 / 17,
     known_wrong={5 / 12: "the overhead relative to ideal compute (p − 1)/m, the other 'bubble'"},
 )
 ### END HIDDEN TESTS
+passed("Exercise 2a")
 
 # %% nbgrader={"grade": true, "grade_id": "overhead_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 """Exercise 2b: the overhead relative to ideal compute of p = 6, m = 12 (a fraction)."""
 check_range("overhead_p6_m12", overhead_p6_m12, 0.0, 5.0, what="a fraction, not a percentage")
-passed("Exercise 2b")
 ### BEGIN HIDDEN TESTS
-_ = check_float(
+check_float(
     "overhead_p6_m12",
     overhead_p6_m12,
     5 / 12,
     known_wrong={5 / 17: "the elapsed idle fraction (p − 1)/(m + p − 1), the other 'bubble'"},
 )
 ### END HIDDEN TESTS
+passed("Exercise 2b")
 
 # %% [markdown]
 # ### Exercise 3 — Fewest microbatches for less than 10 % idle (2 points)
@@ -468,9 +468,8 @@ min_microbatches_p8 = next(
 """Exercise 3: the smallest m with elapsed idle fraction < 10 % at p = 8 (an int)."""
 check_type("min_microbatches_p8", min_microbatches_p8, int)
 check_range("min_microbatches_p8", min_microbatches_p8, 1, 10_000)
-passed("Exercise 3")
 ### BEGIN HIDDEN TESTS
-_ = check_int(
+check_int(
     "min_microbatches_p8",
     min_microbatches_p8,
     64,
@@ -482,6 +481,7 @@ _ = check_int(
     },
 )
 ### END HIDDEN TESTS
+passed("Exercise 3")
 
 # %% [markdown]
 # ### Exercise 4 — Makespan with per-hop latency (2 points)
@@ -498,9 +498,8 @@ makespan_with_latency = (32 + 8 - 1) * (0.6e-3 + 1.2e-3) + 2 * (8 - 1) * 50e-6
 # %% nbgrader={"grade": true, "grade_id": "latency_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 4: GPipe makespan with per-hop latency, p = 8, m = 32 (seconds)."""
 check_range("makespan_with_latency", makespan_with_latency, 0.0, 1.0, what="seconds, not ms")
-passed("Exercise 4")
 ### BEGIN HIDDEN TESTS
-_ = check_float(  # computed once with simulate(gpipe(8, 32), 0.6e-3, 1.2e-3, p2p_latency=50e-6)
+check_float(  # computed once with simulate(gpipe(8, 32), 0.6e-3, 1.2e-3, p2p_latency=50e-6)
     "makespan_with_latency",
     makespan_with_latency,
     0.0709,
@@ -513,6 +512,7 @@ _ = check_float(  # computed once with simulate(gpipe(8, 32), 0.6e-3, 1.2e-3, p2
     },
 )
 ### END HIDDEN TESTS
+passed("Exercise 4")
 
 # %% [markdown]
 # ### Exercise 5 — Which bubble is 37.5 %? (2 points)
@@ -532,9 +532,8 @@ bubble_definition = "overhead"
 # %% nbgrader={"grade": true, "grade_id": "bubble_choice_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 5: which definition gives a 37.5 % bubble at p = 4, m = 8 ("idle", "overhead", "neither")."""
 check_type("bubble_definition", bubble_definition, str)
-passed("Exercise 5")
 ### BEGIN HIDDEN TESTS
-_ = check_choice(
+check_choice(
     "bubble_definition",
     bubble_definition,
     "overhead",
@@ -545,6 +544,7 @@ _ = check_choice(
     },
 )
 ### END HIDDEN TESTS
+passed("Exercise 5")
 
 # %% [markdown]
 # ### Exercise 6 — Explained answer: 256 microbatches (2 points, graded by hand)
