@@ -56,15 +56,43 @@ class Explorer:
     def _on_change(self, _change: Mapping[str, Any]) -> None:
         self.update()
 
+    def _build(self) -> None:
+        """Hook run once before the first frame: fixed layouts, persistent artists, backgrounds."""
+
+    def _frame(self) -> str:
+        """Hook: redraw for the current control values; returns the metrics HTML."""
+        for ax in self.axes:
+            ax.clear()
+        return self._draw(self.axes, **self.values)
+
+    def png(self) -> bytes:
+        """The figure as PNG bytes, at zlib level 1 (the image is re-sent on every change).
+
+        Explorers that blit keep an Agg canvas in ``self._canvas`` and are encoded from its
+        buffer directly; the others are rendered with ``savefig``.
+        """
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        canvas = getattr(self, "_canvas", None)
+        if canvas is None:
+            self.figure.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
+        else:
+            width, height = canvas.get_width_height()
+            image = Image.frombuffer(
+                "RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1
+            )
+            image.save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
+
     def update(self) -> float:
         """Recompute, redraw and re-render; returns (and stores) the time taken in ms."""
         start = time.perf_counter()
-        for ax in self.axes:
-            ax.clear()
-        html = self._draw(self.axes, **self.values)
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
-        self.image.value = buffer.getvalue()
+        if not getattr(self, "_built", False):
+            self._build()
+            self._built = True
+        html = self._frame()
+        self.image.value = self.png()
         self.metrics.value = html
         self.last_update_ms = (time.perf_counter() - start) * 1e3
         return self.last_update_ms
@@ -183,18 +211,8 @@ class FillDrainExplorer(Explorer):
             stash.spines[side].set_visible(False)
         self._built = True
 
-    def update(self) -> float:
-        """Recompute, redraw the persistent artists and re-render; returns (and stores) ms taken."""
-        start = time.perf_counter()
-        if not self._built:
-            self._build()
-        html = self._draw_frame(**self.values)
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
-        self.image.value = buffer.getvalue()
-        self.metrics.value = html
-        self.last_update_ms = (time.perf_counter() - start) * 1e3
-        return self.last_update_ms
+    def _frame(self) -> str:
+        return self._draw_frame(**self.values)
 
     def grid_raster(self, run: Any, width: int) -> np.ndarray:
         """The grid as an image: ROWS_PER_RANK pixel rows per rank, ``width`` columns over [0, makespan]."""
@@ -822,28 +840,8 @@ class CriticalPathExplorer(Explorer):
         ]
         return metrics_table(rows, ("", ""))
 
-    def png(self) -> bytes:
-        """The canvas as PNG bytes (fast zlib level: the image is re-sent on every change)."""
-        from PIL import Image
-
-        width, height = self._canvas.get_width_height()
-        image = Image.frombuffer(
-            "RGBA", (width, height), self._canvas.buffer_rgba(), "raw", "RGBA", 0, 1
-        )
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
-
-    def update(self) -> float:
-        """Recompute and redraw (blitting over the cached background); returns (and stores) ms taken."""
-        start = time.perf_counter()
-        if self._canvas is None:
-            self._build()
-        html = self._draw_frame(self.axes, **self.values)
-        self.image.value = self.png()
-        self.metrics.value = html
-        self.last_update_ms = (time.perf_counter() - start) * 1e3
-        return self.last_update_ms
+    def _frame(self) -> str:
+        return self._draw_frame(self.axes, **self.values)
 
 
 def critical_path_explorer(
@@ -1269,28 +1267,8 @@ class ClockAlignmentExplorer(Explorer):
         )
         return metrics_table(rows, ("", ""))
 
-    def png(self) -> bytes:
-        """The canvas as PNG bytes (fast zlib level: the image is re-sent on every change)."""
-        from PIL import Image
-
-        width, height = self._canvas.get_width_height()
-        image = Image.frombuffer(
-            "RGBA", (width, height), self._canvas.buffer_rgba(), "raw", "RGBA", 0, 1
-        )
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
-
-    def update(self) -> float:
-        """Recompute and redraw (blitting over the cached background); returns (and stores) ms taken."""
-        start = time.perf_counter()
-        if self._canvas is None:
-            self._build()
-        html = self._draw_frame(self.axes, **self.values)
-        self.image.value = self.png()
-        self.metrics.value = html
-        self.last_update_ms = (time.perf_counter() - start) * 1e3
-        return self.last_update_ms
+    def _frame(self) -> str:
+        return self._draw_frame(self.axes, **self.values)
 
 
 def clock_alignment_explorer(
@@ -1676,28 +1654,8 @@ class OverlapExplorer(Explorer):
         ]
         return metrics_table(rows, ("", "", ""))
 
-    def png(self) -> bytes:
-        """The canvas as PNG bytes (fast zlib level: the image is re-sent on every change)."""
-        from PIL import Image
-
-        width, height = self._canvas.get_width_height()
-        image = Image.frombuffer(
-            "RGBA", (width, height), self._canvas.buffer_rgba(), "raw", "RGBA", 0, 1
-        )
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
-
-    def update(self) -> float:
-        """Recompute and redraw (blitting over a cached background); returns (and stores) ms taken."""
-        start = time.perf_counter()
-        if self._canvas is None:
-            self._build()
-        html = self._draw_frame(self.axes, **self.values)
-        self.image.value = self.png()
-        self.metrics.value = html
-        self.last_update_ms = (time.perf_counter() - start) * 1e3
-        return self.last_update_ms
+    def _frame(self) -> str:
+        return self._draw_frame(self.axes, **self.values)
 
 
 def overlap_explorer(
@@ -1969,18 +1927,10 @@ class UtilizationExplorer(Explorer):
         self._background = self._canvas.copy_from_bbox(fig.bbox)
         self._built = True
 
-    def update(self) -> float:
-        """Recompute, update the persistent artists and re-render; returns (and stores) ms taken."""
-        start = time.perf_counter()
-        if not self._built:
-            self._build()
-        html = self._draw_frame(**self.values)
-        self.image.value = self.render_png()
-        self.metrics.value = html
-        self.last_update_ms = (time.perf_counter() - start) * 1e3
-        return self.last_update_ms
+    def _frame(self) -> str:
+        return self._draw_frame(**self.values)
 
-    def render_png(self) -> bytes:
+    def png(self) -> bytes:
         """The static bitmap, the cached labels of this path and the changing artists, as PNG bytes."""
         from PIL import Image
 
@@ -2370,28 +2320,8 @@ class ActivationMemoryExplorer(Explorer):
             self._backgrounds[key] = self._canvas.copy_from_bbox(self.figure.bbox)
         return self._backgrounds[key]
 
-    def png(self) -> bytes:
-        """The canvas as PNG bytes (fast zlib level: the image is re-sent on every change)."""
-        from PIL import Image
-
-        width, height = self._canvas.get_width_height()
-        image = Image.frombuffer(
-            "RGBA", (width, height), self._canvas.buffer_rgba(), "raw", "RGBA", 0, 1
-        )
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
-
-    def update(self) -> float:
-        """Recompute and redraw (blitting over a cached background); returns (and stores) ms taken."""
-        start = time.perf_counter()
-        if self._canvas is None:
-            self._build()
-        html = self._draw_frame(self.axes, **self.values)
-        self.image.value = self.png()
-        self.metrics.value = html
-        self.last_update_ms = (time.perf_counter() - start) * 1e3
-        return self.last_update_ms
+    def _frame(self) -> str:
+        return self._draw_frame(self.axes, **self.values)
 
     def _draw_frame(self, axes: Any, *, seq_len: int, micro_batch: int, recompute: str) -> str:
         from course_lib.memory import STEP_CATEGORIES, activation_bytes_per_layer
