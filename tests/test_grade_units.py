@@ -305,3 +305,41 @@ def test_redact_hides_passwords() -> None:
         runner._redact("postgresql+psycopg://u:s3cret@h:5/db")
         == "postgresql+psycopg://u:***@h:5/db"
     )
+
+
+def test_record_keeps_manual_grades_and_flags_submissions(tmp_path: Path, root: Path) -> None:
+    """Re-grading writes new autograded scores but keeps a grader's manual score; a flagged
+    result marks the notebook for review in formgrader; release/ is never touched."""
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    from course_lib import build as chain
+    from course_lib.grader import gradebook as gbk
+
+    lesson = "cost99_grading_fixture"
+    shutil.copy(root / "nbgrader_config.py", tmp_path)
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(root / "tests" / "fixtures" / "grading" / f"{lesson}.py", tmp_path / "notebooks")
+    chain.build(tmp_path, [lesson])
+    release = (tmp_path / "release" / lesson / f"{lesson}.ipynb").read_bytes()
+    url, cid = f"sqlite:///{tmp_path / 'gradebook.db'}", gbk.course_id(tmp_path)
+    assert gbk.ensure_lesson(tmp_path, url, lesson) is True
+    assert gbk.ensure_lesson(tmp_path, url, lesson) is False
+    assert (tmp_path / "release" / lesson / f"{lesson}.ipynb").read_bytes() == release
+
+    def result(points: float, flags: tuple[str, ...] = ()) -> StudentResult:
+        grades = (
+            GradeRecord(lesson, "total_tests", points, 2.0, False),
+            GradeRecord(lesson, "explain_bottleneck", None, 2.0, True),
+        )
+        return StudentResult("ann", "graded", flags=flags, grades=grades)
+
+    gbk.record(tmp_path, url, cid, lesson, result(2.0))
+    with Gradebook(url, cid) as gb:
+        gb.find_grade("explain_bottleneck", lesson, lesson, "ann").manual_score = 1.5
+        gb.db.commit()
+    gbk.record(tmp_path, url, cid, lesson, result(0.0, ("audit:builtins",)))
+    assert gbk.scores(url, cid, lesson)["ann"] == (1.5, 8.0, 2.0)
+    with Gradebook(url, cid) as gb:
+        assert gb.find_submission_notebook(lesson, lesson, "ann").flagged

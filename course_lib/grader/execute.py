@@ -72,6 +72,7 @@ class GuardedExecute(Execute):
         self._status, self._detail = "graded", ""
         self._flags: set[str] = set()
         self._cell_bytes: dict[int, int] = {}
+        self._ran: set[int] = set()  # cells whose execution finished (with or without error)
         self._cell_timeout = int(self.timeout or 120)
         code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
         self._last_code = code[-1] if code else -1
@@ -86,8 +87,9 @@ class GuardedExecute(Execute):
         except Exception as exc:  # the kernel could not start, or nbclient failed
             self._stop("error", f"execution failed: {type(exc).__name__}: {exc}"[:500])
         finally:
-            for cell in nb.cells:
-                if _nbgrader(cell).get("grade") and cell.cell_type == "code" and not cell.outputs:
+            for index, cell in enumerate(nb.cells):
+                grade = _nbgrader(cell).get("grade") and cell.cell_type == "code"
+                if grade and index not in self._ran:
                     self._mark_not_run(cell)
             self._write_report()
         return nb, resources
@@ -123,13 +125,16 @@ class GuardedExecute(Execute):
             cell.source = f"{MARK} {self._token} {role}\n{original}"
         try:
             cell = self.execute_cell(cell, index, store_history=role != "grade")
+            self._ran.add(index)
         except CellTimeoutError:
             self._stop("timeout", f"cell {index} ran past its time limit and ignored interrupts")
             cell.outputs.append(_error("CellTimeoutError", "no reply from the kernel in time"))
+            self._ran.add(index)
         except DeadKernelError:
             self._stop("kernel_died", f"the kernel died in cell {index}")
             self._flags.add("runtime:kernel_exit")
             cell.outputs.append(_error("DeadKernelError", "the kernel died while this cell ran"))
+            self._ran.add(index)
         finally:
             cell.source = original
         if role == "grade":  # nbgrader reads a numeric execute_result as partial credit

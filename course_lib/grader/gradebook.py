@@ -41,6 +41,7 @@ class StudentResult:
     grades: tuple[GradeRecord, ...] = ()
     comments: tuple[tuple[str, str, str | None], ...] = ()  # (notebook, cell, auto_comment)
     timestamp: str | None = None
+    penalties: tuple[tuple[str, float | None], ...] = ()  # (notebook, late penalty)
     seconds: float = 0.0
     autograded: str | None = None  # folder with the autograded notebook (instructor's copy)
     feedback: str | None = None  # feedback HTML file
@@ -60,6 +61,7 @@ class StudentResult:
         data["comments"] = tuple(tuple(c) for c in data.get("comments", ()))
         data["flags"] = tuple(data.get("flags", ()))
         data["files"] = tuple(data.get("files", ()))
+        data["penalties"] = tuple(tuple(p) for p in data.get("penalties", ()))
         return StudentResult(**data)
 
 
@@ -191,6 +193,7 @@ def record(root: Path, db_url: str, cid: str, lesson: str, result: StudentResult
         submission = gb.update_or_create_submission(lesson, result.student, **kwargs)
         grades = {(g.notebook, g.name): g for g in result.grades}
         comments = {(n, c): text for n, c, text in result.comments}
+        penalties = dict(result.penalties)
         for nb in submission.notebooks:
             for grade in nb.grades:
                 found = grades.get((nb.name, grade.name))
@@ -201,6 +204,7 @@ def record(root: Path, db_url: str, cid: str, lesson: str, result: StudentResult
             for comment in nb.comments:
                 comment.auto_comment = comments.get((nb.name, comment.name))
             nb.flagged = bool(result.flags) or result.status != "graded"
+            nb.late_submission_penalty = penalties.get(nb.name)
         gb.db.commit()
 
 

@@ -16,6 +16,7 @@ from the environment and is removed from it before any student code runs.
 from __future__ import annotations
 
 import builtins
+import importlib
 import linecache
 import os
 import sys
@@ -26,6 +27,7 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 
 MARK = "#course-guard"
+EAGER_IMPORTS = ("math", "operator", "numpy", "course_lib.checks")
 PROTECTED_MODULES = ("math", "operator", "numpy", "numpy.testing", "numpy.linalg")
 SHELL_METHODS = (
     "run_cell",
@@ -74,6 +76,11 @@ class Guard:
     """Snapshots of what grade cells rely on, and the code that puts it back."""
 
     def __init__(self, shell: Any) -> None:
+        for name in EAGER_IMPORTS:  # pristine before any student cell, whatever the cell order
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
         self.shell = shell
         self.flags: set[str] = set()
         self.protected: dict[str, Any] = {}

@@ -229,14 +229,16 @@ def install(root: Path, lesson: str, result: StudentResult) -> None:
     """Copy a result's autograded notebook and feedback into the course folders."""
     autograded = root / "autograded" / result.student / lesson
     feedback = root / "feedback" / result.student / lesson
-    if result.status in ("corrupt", "error"):
-        shutil.rmtree(autograded, ignore_errors=True)
-        shutil.rmtree(feedback, ignore_errors=True)
-        return
+    if result.status == "missing":
+        return  # nothing new: an earlier result (if any) stays as it is
     if result.autograded and Path(result.autograded).is_dir():
         _replace_dir(Path(result.autograded), autograded)
+    else:  # corrupt, error, killed: no stale notebook may contradict the gradebook
+        shutil.rmtree(autograded, ignore_errors=True)
     if result.feedback and Path(result.feedback).is_file():
         _replace_dir(Path(result.feedback).parent, feedback)
+    else:
+        shutil.rmtree(feedback, ignore_errors=True)
 
 
 def _write_csv(path: Path, rows: pd.DataFrame) -> None:
@@ -406,6 +408,6 @@ def _redact(url: str) -> str:
     if "://" in url and "@" in url:
         scheme, rest = url.split("://", 1)
         cred, host = rest.rsplit("@", 1)
-        user = cred.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
+        if ":" in cred:
+            return f"{scheme}://{cred.split(':', 1)[0]}:***@{host}"
     return url

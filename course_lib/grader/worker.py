@@ -15,6 +15,7 @@ sandboxed kernel. For one student it
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import shutil
@@ -134,7 +135,7 @@ class Worker:
         locked = [c.source for c in spec.cells if c.locked and c.cell_type == "code"]
         flags += audit_sources(student_sources(nb), bound_names(locked))
         result = self._autograde(job, spec, nb, folder, work, flags)
-        return StudentResult(**{**result.to_dict(), "seconds": round(monotonic() - start, 3)})
+        return dataclasses.replace(result, seconds=round(monotonic() - start, 3))
 
     def _autograde(
         self,
@@ -206,6 +207,7 @@ class Worker:
                 (n.name, c.name, c.auto_comment) for n in sub.notebooks for c in n.comments
             )
             stamp = sub.timestamp.isoformat() if sub.timestamp else None
+            penalties = tuple((n.name, n.late_submission_penalty) for n in sub.notebooks)
         autograded = course / "autograded" / student / lesson
         feedback = self._feedback(
             api, spec, autograded / f"{lesson}.ipynb", course, student, lesson
@@ -218,6 +220,7 @@ class Worker:
             grades,
             comments,
             stamp,
+            penalties=penalties,
             autograded=str(autograded),
             feedback=str(feedback) if feedback else None,
             files=tuple(files),

@@ -159,6 +159,16 @@ def _skip_tests(nb) -> None:
         cell.metadata.nbgrader.pop("points", None)
 
 
+def _patch_first(nb) -> None:
+    nb.cells.insert(
+        0,
+        _code_cell(
+            "import builtins, math, numpy\nbuiltins.abs = lambda x: 0\n"
+            "numpy.abs = lambda x: 0 * x\nmath.isclose = lambda *a, **k: True"
+        ),
+    )
+
+
 def _renamed(folder: Path, release, solutions) -> None:
     _save(folder, _nb(release, solutions), name="my answers (final).ipynb")
 
@@ -502,9 +512,7 @@ CASES: list[Case] = [
     Case(
         "patched_builtins",
         "abs and round rebound in builtins",
-        wrong_with(
-            "import builtins\nbuiltins.abs = lambda x: 0\nbuiltins.round = lambda *a: 0"
-        ),
+        wrong_with("import builtins\nbuiltins.abs = lambda x: 0\nbuiltins.round = lambda *a: 0"),
         0.0,
         flags=("audit:builtins", "runtime:builtins:abs"),
     ),
@@ -518,6 +526,13 @@ CASES: list[Case] = [
         ),
         0.0,
         flags=("audit:code_patch", "runtime:patched:course_lib.checks.check_float"),
+    ),
+    Case(
+        "patch_before_setup",
+        "a cell above the locked setup cell patches abs and numpy before course_lib is imported",
+        edit(_patch_first, **WRONG),
+        0.0,
+        flags=("audit:builtins", "runtime:builtins:abs", "runtime:patched:numpy.abs"),
     ),
     Case(
         "exit_call",
