@@ -156,6 +156,7 @@ def test_outputs_are_capped_in_bytes(graded) -> None:
 def test_resource_limits_hold(graded) -> None:
     text = _outputs(graded[0], "resource_hog")
     assert "no memory" in text and "no disk 27" in text  # EFBIG
+    assert "tmp full 28" in text  # ENOSPC: the sandbox's /tmp is capped
 
 
 def test_no_process_outlives_grading(graded) -> None:

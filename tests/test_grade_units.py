@@ -295,6 +295,11 @@ def test_sandbox_command_lines() -> None:
         cmd.index("/opt/py") - 1 : cmd.index("/opt/py") + 2
     ]
     assert "--clearenv" in cmd and cmd[-2:] == ["--", "python"]
+    assert ["--ro-bind", "/w/exec", "/w/exec"] == cmd[
+        cmd.index("/w/exec") - 1 : cmd.index("/w/exec") + 2
+    ]
+    assert ["--bind", "/w/run", "/w/run"] == cmd[cmd.index("/w/run") - 1 : cmd.index("/w/run") + 2]
+    assert cmd[cmd.index("--tmpfs") - 2] == "--size"
     plain = Sandbox("none").wrap(["python"], cwd="/w", rw=[], env={"A": "b"})
     assert plain[-4:] == ["env", "-i", "A=b", "python"]
 
@@ -343,3 +348,16 @@ def test_record_keeps_manual_grades_and_flags_submissions(tmp_path: Path, root: 
     assert gbk.scores(url, cid, lesson)["ann"] == (1.5, 8.0, 2.0)
     with Gradebook(url, cid) as gb:
         assert gb.find_submission_notebook(lesson, lesson, "ann").flagged
+
+
+def test_auto_sandbox_falls_back_loudly(monkeypatch) -> None:
+    """Without bubblewrap, auto grades unsandboxed and says so; bwrap mode refuses."""
+    from course_lib.grader import sandbox
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    box, text = sandbox.make_sandbox("auto")
+    assert box.mode == "none" and "NONE" in text and "bubblewrap" in text
+    with pytest.raises(sandbox.SandboxError, match="not installed"):
+        sandbox.make_sandbox("bwrap")
+    with pytest.raises(ValueError, match="sandbox mode"):
+        sandbox.make_sandbox("docker")

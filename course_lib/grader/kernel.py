@@ -368,6 +368,12 @@ def _apply_limits() -> None:
 def main() -> None:
     """Start the guarded kernel (``python -m course_lib.grader.kernel -f CONNECTION_FILE``)."""
     _apply_limits()
+    workdir = os.environ.pop("COURSE_KERNEL_WORKDIR", "")
+    if workdir:  # in the sandbox: work on a copy of the (read-only) submission files
+        import shutil
+
+        shutil.copytree(os.getcwd(), workdir, dirs_exist_ok=True)
+        os.chdir(workdir)
     GuardedKernel.token = os.environ.pop("COURSE_GUARD_TOKEN", "")
     from ipykernel.kernelapp import IPKernelApp
 

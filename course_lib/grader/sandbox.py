@@ -1,8 +1,8 @@
 """Where a submission's kernel runs: a bubblewrap sandbox that sees only its own folder.
 
-The kernel gets read-only views of the operating system (/usr), the Python installation and the
-course_lib package, a private /tmp, its own working folder (the submission's non-notebook files)
-and the folder of its IPC sockets. It does not see the course root (gradebook, source/, release/,
+The kernel gets read-only views of the operating system (/usr), the Python installation, the
+course_lib package and its submission's non-notebook files (copied into /tmp/work, where it runs),
+a private /tmp of 512 MiB, and the folder of its IPC sockets. It does not see the course root (gradebook, source/, release/,
 submitted/, other students' work), has no network (the grader talks to it over Unix sockets), runs
 in its own PID, IPC and UTS namespaces as an unprivileged uid, and is killed with everything it
 started when its grader dies. Without bubblewrap (mode "none") the kernel runs as a plain process
@@ -27,6 +27,8 @@ from traitlets import Any as AnyTrait
 MODES = ("auto", "bwrap", "none")
 KERNEL_MEMORY = 6 * 2**30  # bytes of address space per kernel (RLIMIT_AS)
 KERNEL_FSIZE = 256 * 2**20  # largest file a kernel may write (RLIMIT_FSIZE)
+TMP_BYTES = 512 * 2**20  # the sandbox's /tmp (RAM-backed): home, caches and the working copy
+WORKDIR = "/tmp/work"  # where the kernel works on its copy of the submission's files
 
 
 class SandboxError(RuntimeError):
@@ -88,6 +90,8 @@ class Sandbox:
             "/proc",
             "--dev",
             "/dev",
+            "--size",
+            str(TMP_BYTES),
             "--tmpfs",
             "/tmp",
             "--dir",
@@ -96,9 +100,12 @@ class Sandbox:
         for path in self.ro_paths:
             args += ["--ro-bind", path, path]
         for path in rw:
-            args += ["--bind", path, path]
-        args += ["--chdir", cwd, "--clearenv"]
-        for key, value in env.items():
+            if path != cwd:
+                args += ["--bind", path, path]
+        # The submission's files are read-only; the kernel copies them into the size-capped /tmp
+        # and works there, so what it writes cannot fill the grader's disk.
+        args += ["--ro-bind", cwd, cwd, "--chdir", cwd, "--clearenv"]
+        for key, value in {**env, "COURSE_KERNEL_WORKDIR": WORKDIR}.items():
             args += ["--setenv", key, value]
         return [*args, "--", *cmd]
 
@@ -151,7 +158,7 @@ def probe_bwrap() -> str | None:
     if shutil.which("bwrap") is None:
         return "the bwrap command is not installed"
     sandbox = Sandbox("bwrap", python_paths())
-    cmd = sandbox.wrap([sys.executable, "-c", "pass"], cwd="/tmp", rw=[], env=kernel_env())
+    cmd = sandbox.wrap([sys.executable, "-c", "pass"], cwd=sys.prefix, rw=[], env=kernel_env())
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:

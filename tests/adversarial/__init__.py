@@ -404,11 +404,14 @@ CASES: list[Case] = [
     ),
     Case(
         "resource_hog",
-        "8 GiB of memory and a 300 MB file: refused by the kernel's limits",
+        "8 GiB of memory, a 300 MB file, 800 MB in files: refused by the kernel's limits",
         with_extra_cell(
             "try:\n    hog = bytearray(8 * 2**30)\nexcept MemoryError:\n    print('no memory')\n"
             "try:\n    with open('big.bin', 'wb') as fh:\n        fh.write(b'0' * (300 * 2**20))\n"
-            "except OSError as exc:\n    print('no disk', exc.errno)",
+            "except OSError as exc:\n    print('no disk', exc.errno)\n"
+            "try:\n    for i in range(4):\n        with open(f'part{i}.bin', 'wb') as fh:\n"
+            "            fh.write(b'0' * (200 * 2**20))\n"
+            "except OSError as exc:\n    print('tmp full', exc.errno)",
             after="total_answer",
         ),
         FULL,
