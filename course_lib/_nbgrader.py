@@ -34,3 +34,28 @@ def prepare() -> None:
     if scripts not in parts:  # nbgrader's other subprocesses (if any) find the venv's tools
         os.environ["PATH"] = os.pathsep.join([scripts, *parts])
     nbgrader.api.get_alembic_version = alembic_head
+
+
+def course_config(root: Path):
+    """The course's nbgrader_config.py (if `root` has one) as a traitlets Config, nbgrader prepared."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    prepare()
+    config = Config()
+    if (Path(root) / "nbgrader_config.py").is_file():
+        config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
+    return config
+
+
+def course_api(config, course: Path, db_url: str | None = None):
+    """nbgrader's API bound to the course folder `course` (its own gradebook unless `db_url`)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    course = Path(course)
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.db_url = db_url or f"sqlite:///{course / 'gradebook.db'}"
+    config.NbGraderAPI.log_level = "ERROR"
+    config.Exchange.root = str(course / "exchange")  # never the machine-wide exchange
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)

@@ -207,39 +207,17 @@ def _dumps(nb: nbformat.NotebookNode) -> str:
     return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _nbgrader_config(course: Path):
-    from traitlets.config import Config
-
-    from course_lib._nbgrader import prepare
-
-    prepare()
-    from traitlets.config.loader import PyFileConfigLoader
-
-    root = find_root(course) if (course / "nbgrader_config.py").is_file() else None
-    config = Config()
-    if root is not None:
-        config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
-    return config
-
-
 def generate_release(
     source_nb: nbformat.NotebookNode, lesson: str, config_root: Path
 ) -> nbformat.NotebookNode:
     """The student version of `source_nb`, made by nbgrader generate_assignment in a temp course."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
+    from course_lib._nbgrader import course_api, course_config
 
     with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
         course = Path(tmp)
         (course / "source" / lesson).mkdir(parents=True)
         (course / "source" / lesson / f"{lesson}.ipynb").write_text(_dumps(source_nb), "utf-8")
-        config = _nbgrader_config(config_root)
-        config.CourseDirectory.root = str(course)
-        config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
-        config.NbGraderAPI.log_level = "ERROR"
-        config.Exchange.root = str(course / "exchange")
-        coursedir = CourseDirectory(config=config)
-        api = NbGraderAPI(coursedir=coursedir, config=config)
+        api = course_api(course_config(config_root), course)
         result = api.generate_assignment(lesson, force=True, create=True)
         out = course / "release" / lesson / f"{lesson}.ipynb"
         if not result.get("success") or not out.is_file():

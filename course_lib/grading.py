@@ -31,16 +31,10 @@ class Course:
 
 def open_course(course_root: Path, config_root: Path | None = None) -> Course:
     """An nbgrader API bound to `course_root`, configured from the course's nbgrader_config.py."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
+    from course_lib._nbgrader import course_api, course_config
 
-    config = chain._nbgrader_config(config_root or chain.find_root())
-    config.CourseDirectory.root = str(course_root)
-    config.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}"
-    config.NbGraderAPI.log_level = "ERROR"
-    config.Exchange.root = str(Path(course_root) / "exchange")
-    coursedir = CourseDirectory(config=config)
-    return Course(Path(course_root), NbGraderAPI(coursedir=coursedir, config=config))
+    config = course_config(config_root or chain.find_root())
+    return Course(Path(course_root), course_api(config, Path(course_root)))
 
 
 def setup_lesson(course: Course, source_notebook: Path, lesson: str) -> None:

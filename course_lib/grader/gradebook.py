@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_lib._nbgrader import course_api
+from course_lib._nbgrader import course_config as nbgrader_config
+
 
 @dataclass(frozen=True)
 class GradeRecord:
@@ -65,20 +68,6 @@ class StudentResult:
         return StudentResult(**data)
 
 
-def nbgrader_config(root: Path):
-    """The course's nbgrader_config.py as a traitlets Config (without importing the build chain)."""
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from course_lib._nbgrader import prepare
-
-    prepare()
-    config = Config()
-    if (root / "nbgrader_config.py").is_file():
-        config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
-    return config
-
-
 def default_db_url(root: Path) -> str:
     """The gradebook URL: nbgrader_config.py's CourseDirectory.db_url, else root/gradebook.db."""
     config = nbgrader_config(root)
@@ -110,8 +99,6 @@ def ensure_lesson(root: Path, db_url: str, lesson: str) -> bool:
 
     nbgrader's generate_assignment runs in a throwaway course so release/ is not touched.
     """
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
 
     cid = course_id(root)
     if has_lesson(db_url, cid, lesson):
@@ -123,12 +110,7 @@ def ensure_lesson(root: Path, db_url: str, lesson: str) -> bool:
         course = Path(tmp)
         (course / "source" / lesson).mkdir(parents=True)
         (course / "source" / lesson / source.name).write_bytes(source.read_bytes())
-        config = nbgrader_config(root)
-        config.CourseDirectory.root = str(course)
-        config.CourseDirectory.db_url = db_url
-        config.NbGraderAPI.log_level = "ERROR"
-        config.Exchange.root = str(course / "exchange")
-        api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+        api = course_api(nbgrader_config(root), course, db_url)
         with gradebook_lock(root):
             result = api.generate_assignment(lesson, force=True, create=True)
     if not result.get("success"):

@@ -27,6 +27,7 @@ from typing import Any
 
 import nbformat
 
+from course_lib._nbgrader import course_api
 from course_lib.grader.audit import audit_sources, bound_names
 from course_lib.grader.gradebook import GradeRecord, StudentResult, nbgrader_config
 from course_lib.grader.notebook import (
@@ -147,9 +148,7 @@ class Worker:
         flags: list[str],
     ) -> StudentResult:
         from nbgrader.api import Gradebook
-        from nbgrader.apps import NbGraderAPI
         from nbgrader.converters import Autograde
-        from nbgrader.coursedir import CourseDirectory
         from nbgrader.preprocessors import Execute
 
         from course_lib.grader.execute import GuardedExecute
@@ -169,11 +168,7 @@ class Worker:
         db = course / "gradebook.db"
         shutil.copyfile(job["template"], db)
         config = copy.deepcopy(self.config)
-        config.CourseDirectory.root = str(course)
-        config.CourseDirectory.db_url = f"sqlite:///{db}"
         config.CourseDirectory.course_id = cid
-        config.NbGraderAPI.log_level = "ERROR"
-        config.Exchange.root = str(work / "exchange")
         defaults = Autograde.class_traits()["autograde_preprocessors"].default()
         steps = [GuardedExecute if p is Execute else p for p in defaults]
         config.Autograde.autograde_preprocessors = steps
@@ -185,7 +180,7 @@ class Worker:
         config.GuardedExecute.sandbox_mode = job["sandbox"]
         if job.get("cell_timeout"):
             config.GuardedExecute.timeout = int(job["cell_timeout"])
-        api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+        api = course_api(config, course, f"sqlite:///{db}")
         outcome = api.autograde(lesson, student, force=True, create=True)
         report = json.loads(report_path.read_text()) if report_path.is_file() else {}
         flags += report.get("flags", [])
