@@ -1,6 +1,6 @@
 """nbgrader configuration for Training Performance Engineering.
 
-The course code (course_lib.build, course_lib.grading) loads this file and then sets the course
+The course code (course_lib.machinery.build, course_lib.machinery.grading) loads this file and then sets the course
 root and the gradebook URL explicitly, so nothing depends on the current directory.
 """
 

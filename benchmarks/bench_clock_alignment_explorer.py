@@ -1,4 +1,4 @@
-"""Update time of cost02's explorer (course_lib.widgets.clock_alignment_explorer): model + redraw + PNG.
+"""Update time of cost02's explorer (course_lib.explorers.clock_alignment_explorer): model + redraw + PNG.
 
 Run: .venv/bin/python benchmarks/bench_clock_alignment_explorer.py [--changes N] [--seed S]
 Target (AUTHORING.md): < 100 ms per control change. Every slider is moved to N seeded random
@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 
 from bench_explorers import slider_values  # noqa: E402
 
-from course_lib.widgets import clock_alignment_explorer  # noqa: E402
+from course_lib.explorers.clock_alignment import clock_alignment_explorer  # noqa: E402
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from course_lib import widgets as W  # noqa: E402
+from course_lib.explorers.critical_path import critical_path_explorer  # noqa: E402
 from tests.test_graph import example_step  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def main() -> None:
     durations = {n: g.nodes[n]["duration"] for n in g}
     lanes = {n: g.nodes[n]["lane"] for n in g}
     start = time.perf_counter()
-    explorer = W.critical_path_explorer(durations, list(g.edges), lanes, op="bwd_2")
+    explorer = critical_path_explorer(durations, list(g.edges), lanes, op="bwd_2")
     print(f"example step (15 ops): first draw {1e3 * (time.perf_counter() - start):.0f} ms")
 
     slider = explorer.controls["duration_ms"]

@@ -30,8 +30,8 @@ import numpy as np
 
 matplotlib.use("Agg")
 
-from course_lib.build import lesson_ids  # noqa: E402
-from course_lib.widgets import Explorer  # noqa: E402
+from course_lib.explorers.base import Explorer  # noqa: E402
+from course_lib.machinery.build import lesson_ids  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)

@@ -1,4 +1,4 @@
-"""Update time of pipe02's explorer (course_lib.widgets.fill_drain_explorer): model + redraw + PNG.
+"""Update time of pipe02's explorer (course_lib.explorers.fill_drain_explorer): model + redraw + PNG.
 
 Run: .venv/bin/python benchmarks/bench_fill_drain_explorer.py
 Target (AUTHORING.md): < 100 ms per control change, up to p = 16, m = 64. Each row moves one
@@ -16,7 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from course_lib.widgets import fill_drain_explorer  # noqa: E402
+from course_lib.explorers.fill_drain import fill_drain_explorer  # noqa: E402
 
 CASES = [(4, 8), (8, 32), (16, 64)]
 

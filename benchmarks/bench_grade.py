@@ -29,8 +29,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from course_lib import grading  # noqa: E402
-from course_lib.grader import gradebook as gbk  # noqa: E402
+from course_lib.machinery import grading  # noqa: E402
+from course_lib.machinery.grader import gradebook as gbk  # noqa: E402
 from tests.mutants import mutants_for  # noqa: E402
 
 FIXTURE = "cost99_grading_fixture"
@@ -53,7 +53,7 @@ def make_course(dest: Path, lesson: str, n: int) -> list[str]:
     shutil.copy(ROOT / "nbgrader_config.py", dest)
     (dest / "notebooks").mkdir()
     if lesson == FIXTURE:
-        from course_lib import build as chain
+        from course_lib.machinery import build as chain
 
         fixture = ROOT / "tests" / "fixtures" / "grading" / f"{lesson}.py"
         shutil.copy(fixture, dest / "notebooks")

@@ -1,4 +1,4 @@
-"""Timings of course_lib.graph and viz.gantt (cost01): explorer calls must answer in < 100 ms.
+"""Timings of course_lib.graph and gantt (cost01): explorer calls must answer in < 100 ms.
 
 Run: .venv/bin/python benchmarks/bench_graph.py   (prints figures; asserts nothing)
 """
@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from course_lib import graph as G  # noqa: E402
-from course_lib import viz  # noqa: E402
+from course_lib.figures.graph import gantt  # noqa: E402
 from tests.test_graph import example_step  # noqa: E402
 
 
@@ -58,7 +58,7 @@ def main() -> None:
     sched = G.schedule(g)
 
     def draw():
-        ax = viz.gantt(sched)
+        ax = gantt(sched)
         ax.figure.canvas.draw()
         plt.close(ax.figure)
 

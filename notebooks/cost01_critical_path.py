@@ -24,9 +24,16 @@ import numpy as np
 import pandas as pd
 
 from course_lib import graph as G
-from course_lib import viz
 from course_lib.checks import check_float, check_names, check_range, check_type, forbid, passed
-from course_lib.widgets import critical_path_explorer
+from course_lib.explorers.critical_path import critical_path_explorer
+from course_lib.figures.graph import (
+    GANTT_CRITICAL_COLOUR,
+    GANTT_OTHER_COLOUR,
+    dependency_graph,
+    gantt,
+    slack_bars,
+    what_if_curve,
+)
 
 SEED = 1959  # every random draw in this lesson comes from rng
 rng = np.random.default_rng(SEED)
@@ -129,7 +136,7 @@ deps = G.stream_order_edges(order) + data_deps + sync_deps
 g = G.step_graph(durations, deps, lanes)
 
 kinds = {e: "data" for e in data_deps} | {e: "sync" for e in sync_deps}
-viz.dependency_graph(g, kinds=kinds)
+dependency_graph(g, kinds=kinds)
 plt.show()
 # %% [markdown]
 # Each box is an op with its duration, in the row of the lane that runs it; columns are
@@ -160,7 +167,7 @@ print(
     f"step time {G.step_time(g) / ms:.1f} ms; sum of all op durations {sum(durations.values()) / ms:.1f} ms"
 )
 print("critical path:", " → ".join(cp.ops))
-viz.gantt(sched)
+gantt(sched)
 plt.show()
 # %% [markdown]
 # The orange bars are the critical path; arrows trace it where it hops lanes. Notice what is *not*
@@ -209,8 +216,8 @@ shown = sched.set_index("op")[["lane", "duration", "start", "end", "slack"]].cop
 shown[["duration", "start", "end", "slack"]] /= ms
 shown.columns = ["lane", "duration (ms)", "start (ms)", "end (ms)", "slack (ms)"]
 display(shown.round(2))
-ax = viz.gantt(sched, title="Slack: how much later each op may end without delaying the step")
-viz.slack_bars(sched, ax)
+ax = gantt(sched, title="Slack: how much later each op may end without delaying the step")
+slack_bars(sched, ax)
 plt.show()
 # %% [markdown]
 # The hatched blue bars show slack: `allreduce_4` may end up to 4.5 ms later, `allreduce_2` only
@@ -249,7 +256,7 @@ print(
 print(f"bwd_2 twice as fast (2.5 ms): step time {G.what_if(g, {'bwd_2': 2.5 * ms}) / ms:.1f} ms")
 print(f"bwd_2 at 1 ms:                step time {G.what_if(g, {'bwd_2': 1.0 * ms}) / ms:.1f} ms")
 print(f"useful reduction of bwd_2:    {G.useful_reduction(g, 'bwd_2') / ms:.1f} ms")
-viz.what_if_curve(g, "bwd_2")
+what_if_curve(g, "bwd_2")
 plt.show()
 # %% [markdown]
 # Halving `bwd_2` saves the full 2.5 ms. Cutting it to 1 ms saves 3 ms, not 4: below 2 ms the
@@ -263,10 +270,8 @@ plt.show()
 faster = G.with_durations(g, {f"bwd_{k}": 2.5 * ms for k in (1, 2, 3, 4)})
 time_axis = (0.0, 1.02 * G.step_time(g))  # one time scale for both charts
 fig, axes = plt.subplots(2, 1, figsize=(11, 7.5), layout="constrained")
-viz.gantt(
-    sched, ax=axes[0], xlim=time_axis, title=f"Measured: step time {G.step_time(g) / ms:.1f} ms"
-)
-viz.gantt(
+gantt(sched, ax=axes[0], xlim=time_axis, title=f"Measured: step time {G.step_time(g) / ms:.1f} ms")
+gantt(
     G.schedule(faster),
     ax=axes[1],
     critical=G.critical_path(faster).ops,
@@ -304,7 +309,7 @@ ranking = pd.DataFrame(
 display(ranking.round(2))
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True, layout="constrained")
-colours = np.where(ranking["slack (ms)"] == 0, viz.GANTT_CRITICAL_COLOUR, viz.GANTT_OTHER_COLOUR)
+colours = np.where(ranking["slack (ms)"] == 0, GANTT_CRITICAL_COLOUR, GANTT_OTHER_COLOUR)
 left.barh(ranking.index, ranking["duration (ms)"], color=colours, edgecolor="#555555", lw=0.6)
 right.barh(
     ranking.index, ranking["saved if 2× faster (ms)"], color=colours, edgecolor="#555555", lw=0.6
@@ -373,7 +378,7 @@ explorer
 
 # %%
 ex_graph = G.step_graph(EX_DURATIONS, EX_DEPS, EX_LANES)
-viz.dependency_graph(
+dependency_graph(
     ex_graph,
     kinds={e: "data" for e in EX_DATA}
     | {e: "sync" for e in EX_SYNC}

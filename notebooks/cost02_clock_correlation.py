@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from course_lib import clocks, trace, viz
+from course_lib import clocks, trace
 from course_lib.checks import (
     check_array,
     check_choice,
@@ -47,6 +47,10 @@ from course_lib.clocks import (
     order_certainty,
     simulate_messages,
 )
+from course_lib.explorers.clock_alignment import (
+    clock_alignment_explorer,
+)
+from course_lib.figures.clocks import launch_timeline, offset_bounds_plot
 from course_lib.trace import (
     GPU_CATEGORIES,
     LAUNCH_CATEGORIES,
@@ -63,7 +67,6 @@ from course_lib.tracegen import (
     load_dp_profile,
     message_pairs,
 )
-from course_lib.widgets import clock_alignment_explorer
 
 rng = np.random.default_rng(2)  # the course's convention; the data below are fixed files
 us, ms = 1e-6, 1e-3  # one microsecond and one millisecond in seconds
@@ -139,7 +142,7 @@ print(
     f"absolute_time = {absolute_time(real)[steps.index[0]]:.6f} s since 1970"
 )
 print("launches, kernels, correlation ids in the real trace:", real["correlation"].notna().sum())
-viz.launch_timeline(
+launch_timeline(
     real,
     first["ts"],
     first["ts"] + first["dur"],
@@ -210,7 +213,7 @@ print(
     f"{(in_step['kernel_start'].min() - step_start) / ms:.1f} to "
     f"{(in_step['kernel_end'].max() - step_start) / ms:.1f} ms of it"
 )
-viz.launch_timeline(
+launch_timeline(
     rank0,
     fwd_start - 0.3 * ms,
     fwd_start + 13.5 * ms,
@@ -381,7 +384,7 @@ true_30 = truth[3].attrs["clock_offset"] - truth[0].attrs["clock_offset"]
 print(
     f"true offset of rank 3's clock: {true_30 / us:.2f} µs (drift {truth[3].attrs['clock_drift']:.1f} ppm)"
 )
-viz.offset_bounds_plot(
+offset_bounds_plot(
     pairs(3, 0), pairs(0, 3), true_offset=true_30, title="Rank 3 (A) against rank 0 (B)"
 )
 plt.show()

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 import course_lib.overlap as OV
-from course_lib import viz
 from course_lib.checks import check_choice, check_float, check_range, check_type, forbid, passed
+from course_lib.explorers.overlap import BUCKET_MIB_OPTIONS, overlap_explorer
+from course_lib.figures.overlap import OVERLAP_COLOURS, overlap_timeline
 from course_lib.overlap import (
     bucket_step_graph,
     bucketed_allreduce_timeline,
@@ -38,7 +39,6 @@ from course_lib.overlap import (
     transformer_grad_tensors,
 )
 from course_lib.tracegen import load_dp_profile
-from course_lib.widgets import BUCKET_MIB_OPTIONS, overlap_explorer
 
 rng = np.random.default_rng(3)  # the course's convention; nothing in this lesson is random
 ms = 1e-3  # one millisecond in seconds
@@ -103,7 +103,7 @@ print(f"{is_nccl.sum()} NCCL kernels, {(~is_nccl).sum()} computation kernels")
 r = overlap_ratio(comm, compute)
 print(f"overlap ratio {r:.3f}: {total_length(comm) / ms:.2f} ms of communication, of which")
 print(f"{exposed_communication(comm, compute) / ms:.2f} ms ran with no computation at all")
-viz.overlap_timeline(
+overlap_timeline(
     compute,
     comm,
     origin=step_start,
@@ -181,7 +181,7 @@ print(f"communication {total_length(base.comm) / ms:.2f} ms")
 print(f"  with nothing else running, X = (1 - r)|C|: {base.exposed_comm / ms:.2f} ms")
 print(f"  on the critical path, E:                   {on_path / ms:.2f} ms")
 print(f"10 % more bandwidth saves {(base.step_time - faster.step_time) / ms:.2f} ms")
-viz.overlap_timeline(
+overlap_timeline(
     base, title="24 layers, 25 MiB buckets, 12 GB/s: every all-reduce waits for the one before"
 )
 plt.show()
@@ -247,13 +247,13 @@ print(
 fig = plt.figure(figsize=(11, 6.2), layout="constrained")
 top, bottom = fig.subfigures(2, 1, height_ratios=[1.1, 1])
 ax_step, ax_ratio = top.subplots(1, 2)
-ax_step.plot(caps_mib, steps / ms, "-o", color=viz.OVERLAP_COLOURS["comm"], lw=2)
+ax_step.plot(caps_mib, steps / ms, "-o", color=OVERLAP_COLOURS["comm"], lw=2)
 ax_step.plot(caps_mib[best], steps[best] / ms, "o", ms=12, mfc="none", mec="#222222", mew=2)
 ax_step.axhline((layer_backward_times.sum() + optimizer_time) / ms, color="#777777", ls=":", lw=1.5)
 ax_step.text(
     1.1, (layer_backward_times.sum() + optimizer_time) / ms + 2, "no communication", color="#555555"
 )
-ax_ratio.plot(caps_mib, ratios, "-o", color=viz.OVERLAP_COLOURS["overlap"], lw=2)
+ax_ratio.plot(caps_mib, ratios, "-o", color=OVERLAP_COLOURS["overlap"], lw=2)
 ax_step.set(ylabel="step time (ms)", title="Step time vs bucket cap")
 ax_ratio.set(ylabel="overlap ratio", ylim=(0, 1), title="Overlap ratio vs bucket cap")
 for ax in (ax_step, ax_ratio):
@@ -262,7 +262,7 @@ for ax in (ax_step, ax_ratio):
     ax.minorticks_off()
     ax.set_xlabel("bucket cap (MiB)")
     ax.grid(alpha=0.3)
-viz.overlap_timeline(
+overlap_timeline(
     sweep[BUCKET_MIB_OPTIONS.index(400)],
     ax=bottom.subplots(),
     title="400 MiB buckets: the last bucket (352 MiB) starts when the backward pass ends",

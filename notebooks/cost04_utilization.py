@@ -27,8 +27,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from course_lib import viz
 from course_lib.checks import check_choice, check_float, check_range, check_type, passed
+from course_lib.explorers.utilization import (
+    GPT3_CONFIGS,
+    utilization_explorer,
+)
+from course_lib.figures.utilization import utilization_waterfall
 from course_lib.flops import (
     hfu,
     megatron_flops_per_iteration,
@@ -37,7 +41,6 @@ from course_lib.flops import (
     model_flops_per_token,
 )
 from course_lib.hardware import accelerator_table, eligible_peak, peak
-from course_lib.widgets import GPT3_CONFIGS, utilization_explorer
 
 rng = np.random.default_rng(4)  # the course's convention; nothing in this lesson is random
 TERA = 1e12  # FLOP/s in code; 989 * TERA is 989 TFLOP/s
@@ -347,7 +350,7 @@ drops = [
     "stalls, eval, checkpoints, restarts, redone steps",
 ]
 fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
-viz.utilization_waterfall(
+utilization_waterfall(
     stops, drops, dense_peak, ax, title="One day of the worked run: from the peak to MFU"
 )
 plt.show()

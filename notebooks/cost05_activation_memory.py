@@ -26,7 +26,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from course_lib import viz
 from course_lib.checks import (
     check_choice,
     check_float,
@@ -37,6 +36,10 @@ from course_lib.checks import (
     forbid,
     passed,
 )
+from course_lib.explorers.activation_memory import (
+    activation_memory_explorer,
+)
+from course_lib.figures.memory import memory_timeline
 from course_lib.memory import (
     STEP_CATEGORIES,
     CachingAllocator,
@@ -48,7 +51,6 @@ from course_lib.memory import (
     simulate_allocator,
     training_step_events,
 )
-from course_lib.widgets import activation_memory_explorer
 
 rng = np.random.default_rng(5)  # the course's convention; nothing in this lesson is random
 ms = 1e-3  # one millisecond in seconds
@@ -102,7 +104,7 @@ print("live bytes (MiB):", level / MiB)
 toy_peak = peak(toy)
 print(f"peak {toy_peak.bytes / MiB:.0f} MiB at {toy_peak.time / ms:.0f} ms")
 display(toy_peak.live.assign(bytes=toy_peak.live["bytes"] / MiB))
-viz.memory_timeline(toy, title="Toy step: live bytes by category")
+memory_timeline(toy, title="Toy step: live bytes by category")
 plt.show()
 
 # %% [markdown]
@@ -147,7 +149,7 @@ print(
     f"peak {step_peak.bytes / GiB:.2f} GiB at {step_peak.time / ms:.2f} ms; "
     f"forward ends at {step.loc[step['phase'] == 'forward', 'time'].max() / ms:.2f} ms"
 )
-viz.memory_timeline(step, title="One training step, GPT-2-small shape, s = 1024, b = 4")
+memory_timeline(step, title="One training step, GPT-2-small shape, s = 1024, b = 4")
 plt.show()
 
 # %% [markdown]
@@ -343,7 +345,7 @@ for p, ev in steps.items():
 
 fig, axes = plt.subplots(3, 1, figsize=(11, 9.5), layout="constrained")
 for ax, (p, ev) in zip(axes, steps.items(), strict=True):
-    viz.memory_timeline(ev, ax=ax, title=f"recompute = {p!r}: peak {peak(ev).bytes / GiB:.2f} GiB")
+    memory_timeline(ev, ax=ax, title=f"recompute = {p!r}: peak {peak(ev).bytes / GiB:.2f} GiB")
     ax.set(ylim=(0, 10.5), xlim=(0, 1.02 * steps["full"]["time"].max()))  # one scale for all
     if ax is not axes[0]:
         ax.get_legend().remove()
@@ -395,7 +397,7 @@ activation_memory_explorer()
 # an 8192-token vocabulary and **selective** recomputation.
 
 # %%
-viz.memory_timeline(EX_STEP, title="The exercises' step (EX_STEP)")
+memory_timeline(EX_STEP, title="The exercises' step (EX_STEP)")
 plt.show()
 
 # %% [markdown]

@@ -35,6 +35,8 @@ from course_lib.checks import (
     forbid,
     passed,
 )
+from course_lib.explorers.fill_drain import fill_drain_explorer
+from course_lib.figures.pipeline import SCHEDULE_COLOURS, schedule_grid
 from course_lib.memory import activation_bytes_per_layer
 from course_lib.pipeline import (
     fill_drain_idle_fraction,
@@ -44,8 +46,6 @@ from course_lib.pipeline import (
     one_f_one_b,
     simulate,
 )
-from course_lib.viz import SCHEDULE_COLOURS, schedule_grid
-from course_lib.widgets import fill_drain_explorer
 
 rng = np.random.default_rng(2)  # the course's convention; nothing in this lesson is random
 

@@ -35,6 +35,6 @@ def root() -> Path:
 
 def lessons() -> list[str]:
     """Every lesson with a master, for parametrizing."""
-    from course_lib.build import lesson_ids
+    from course_lib.machinery.build import lesson_ids
 
     return lesson_ids(ROOT)

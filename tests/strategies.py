@@ -234,7 +234,7 @@ def dp_profile_kwargs(draw):
     }
 
 
-# --- course home: a learner's saved check cells (course_lib.home) --------------------------
+# --- course home: a learner's saved check cells (course_lib.machinery.home) --------------------------
 
 #: The state in which a learner saved one autograded check cell: never run, run and passed
 #: (no error output), run and failed (an error output).

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import build as chain
+from course_lib.machinery import build as chain
 
 GOOD = '''# %% [markdown]
 # # A tiny lesson
@@ -159,7 +159,7 @@ def test_unknown_lesson_is_named(course: Path) -> None:
 def test_committed_build_is_up_to_date(root: Path) -> None:
     """`course build --check` passes on the repository: committed notebooks match the masters."""
     proc = subprocess.run(
-        [sys.executable, "-m", "course_lib.cli", "build", "--check"],
+        [sys.executable, "-m", "course_lib.machinery.cli", "build", "--check"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -171,7 +171,7 @@ def test_cli_build_error_exit_code(course: Path) -> None:
     """The CLI exits 2 and says nothing was written when a master is broken."""
     (course / "notebooks" / f"{LESSON}.py").write_text(BAD["duplicate grade id"][0])
     proc = subprocess.run(
-        [sys.executable, "-m", "course_lib.cli", "build"],
+        [sys.executable, "-m", "course_lib.machinery.cli", "build"],
         cwd=course,
         capture_output=True,
         text=True,

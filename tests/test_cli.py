@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from course_lib import cli
+from course_lib.machinery import cli
 
 
 def _course(tmp_path: Path, lessons: list[str]) -> Path:

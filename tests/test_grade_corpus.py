@@ -21,8 +21,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from course_lib.grader import gradebook as gbk
-from course_lib.grader.notebook import read_spec
+from course_lib.machinery.grader import gradebook as gbk
+from course_lib.machinery.grader.notebook import read_spec
 from tests.adversarial import CASES, FULL, HIDDEN_MARKER, LESSON, UNICODE_STUDENT, make_course
 from tests.conftest import ROOT
 
@@ -44,7 +44,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory):
     course = make_course(tmp_path_factory.mktemp("corpus") / "course", ROOT)
     before = _hashes(course / "submitted")
     env = {**os.environ, "COURSE_ROOT": str(course)}
-    cmd = [sys.executable, "-m", "course_lib.cli", "grade", LESSON, "--jobs", "2"]
+    cmd = [sys.executable, "-m", "course_lib.machinery.cli", "grade", LESSON, "--jobs", "2"]
     cmd += ["--timeout", "90", "--cell-timeout", "8", "--sandbox", "bwrap", "--quiet"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]

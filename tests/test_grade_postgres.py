@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.grader import gradebook as gbk
+from course_lib.machinery.grader import gradebook as gbk
 from tests.adversarial import LESSON, make_course
 from tests.conftest import ROOT
 
@@ -110,7 +110,7 @@ def _machine(folder: Path, keep: set[str]) -> Path:
 
 
 def _grade(course: Path, db_url: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "course_lib.cli", "grade", LESSON, "--jobs", "1"]
+    cmd = [sys.executable, "-m", "course_lib.machinery.cli", "grade", LESSON, "--jobs", "1"]
     cmd += ["--db-url", db_url, "--sandbox", "bwrap", "--quiet", "--timeout", "120"]
     env = {**os.environ, "COURSE_ROOT": str(course)}
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

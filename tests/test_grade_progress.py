@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import cli, progress
-from course_lib.grading import fill_cells, solution_sources
+from course_lib.machinery import cli, progress
+from course_lib.machinery.grading import fill_cells, solution_sources
 from tests.adversarial import LESSON
 from tests.conftest import ROOT
 from tests.test_build import GOOD
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture lesson built, one lesson without a work copy, and a learner's work/ folder."""
-    from course_lib import build as chain
+    from course_lib.machinery import build as chain
 
     course = tmp_path_factory.mktemp("progress")
     shutil.copy(ROOT / "nbgrader_config.py", course)

@@ -10,11 +10,11 @@ import nbformat
 import pandas as pd
 import pytest
 
-from course_lib.grader import audit, notebook, runner
-from course_lib.grader.gradebook import GradeRecord, StudentResult
-from course_lib.grader.notebook import CellSpec, CorruptNotebook, LessonSpec
-from course_lib.grader.sandbox import Sandbox, kernel_env
-from course_lib.grader.worker import copy_files, find_notebook
+from course_lib.machinery.grader import audit, notebook, runner
+from course_lib.machinery.grader.gradebook import GradeRecord, StudentResult
+from course_lib.machinery.grader.notebook import CellSpec, CorruptNotebook, LessonSpec
+from course_lib.machinery.grader.sandbox import Sandbox, kernel_env
+from course_lib.machinery.grader.worker import copy_files, find_notebook
 
 HIDDEN = "check_float('x', x, 0.125)  # the hidden reference"
 SPEC = LessonSpec(
@@ -319,8 +319,8 @@ def test_record_keeps_manual_grades_and_flags_submissions(tmp_path: Path, root: 
 
     from nbgrader.api import Gradebook
 
-    from course_lib import build as chain
-    from course_lib.grader import gradebook as gbk
+    from course_lib.machinery import build as chain
+    from course_lib.machinery.grader import gradebook as gbk
 
     lesson = "cost99_grading_fixture"
     shutil.copy(root / "nbgrader_config.py", tmp_path)
@@ -352,7 +352,7 @@ def test_record_keeps_manual_grades_and_flags_submissions(tmp_path: Path, root: 
 
 def test_auto_sandbox_falls_back_loudly(monkeypatch) -> None:
     """Without bubblewrap, auto grades unsandboxed and says so; bwrap mode refuses."""
-    from course_lib.grader import sandbox
+    from course_lib.machinery.grader import sandbox
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     box, text = sandbox.make_sandbox("auto")

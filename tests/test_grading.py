@@ -11,7 +11,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from course_lib import grading
+from course_lib.machinery import grading
 from tests.conftest import ROOT, lessons
 from tests.mutants import mutants_for
 

@@ -1,4 +1,4 @@
-"""course_lib.home: the course map, the learner's saved progress, and START_HERE's safe regeneration."""
+"""course_lib.machinery.home: the course map, the learner's saved progress, and START_HERE's safe regeneration."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given
 
-from course_lib import build, cli, home
+from course_lib.machinery import build, cli, home
 from tests.conftest import ROOT, lessons
 from tests.strategies import CHECK_CELL_STATES
 
@@ -143,12 +143,12 @@ def test_an_exercise_whose_answer_was_never_written_is_not_started_not_failed() 
 
 
 def test_start_here_live_cell_runs_course_progress(tmp_path: Path) -> None:
-    """START_HERE's last cell calls course_lib.progress.progress_table on the learner's folder."""
-    from course_lib import progress
+    """START_HERE's last cell calls course_lib.machinery.progress.progress_table on the learner's folder."""
+    from course_lib.machinery import progress
 
     cell = home.home_notebook([]).cells[-1]
     assert cell.cell_type == "code"
-    assert "from course_lib.progress import progress_table" in cell.source
+    assert "from course_lib.machinery.progress import progress_table" in cell.source
     assert "progress_table(Path.cwd())" in cell.source
     assert "work" in inspect.signature(progress.progress_table).parameters
 
@@ -292,7 +292,7 @@ def test_course_lab_writes_start_here_and_says_when_it_keeps_it(
 
 # ------------------------------------------------------------------------------------- learner lab
 def test_learner_lab_config_hides_instructor_ui_and_keeps_validate() -> None:
-    """course_lib/learner_lab turns off formgrader/exchange extensions, not Validate."""
+    """course_lib/machinery/learner_lab turns off formgrader/exchange extensions, not Validate."""
     folder = cli.LEARNER_LAB_CONFIG
     server = json.loads((folder / "jupyter_server_config.d" / "course_learner.json").read_text())
     ext = server["ServerApp"]["jpserver_extensions"]
@@ -307,7 +307,7 @@ def test_learner_lab_config_hides_instructor_ui_and_keeps_validate() -> None:
 
 
 def test_lab_environment_puts_the_learner_config_first() -> None:
-    """JUPYTER_CONFIG_PATH gets course_lib/learner_lab first; an existing path is kept after it."""
+    """JUPYTER_CONFIG_PATH gets course_lib/machinery/learner_lab first; an existing path is kept after it."""
     env = cli.lab_environment({"JUPYTER_CONFIG_PATH": "/elsewhere", "HOME": "/h"})
     assert env["JUPYTER_CONFIG_PATH"].split(":") == [str(cli.LEARNER_LAB_CONFIG), "/elsewhere"]
     assert env["HOME"] == "/h"

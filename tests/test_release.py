@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.build import GRADE_ID
+from course_lib.machinery.build import GRADE_ID
 from tests.conftest import ROOT, lessons
 
 LESSONS = lessons()

@@ -47,7 +47,7 @@ class Case:
 
 
 def _nb(release: nbformat.NotebookNode, cells: dict[str, str]) -> nbformat.NotebookNode:
-    from course_lib.grading import fill_cells
+    from course_lib.machinery.grading import fill_cells
 
     return fill_cells(release, cells)
 
@@ -568,8 +568,8 @@ def make_course(course: Path, root: Path) -> Path:
     """A throwaway course at `course` with the fixture lesson built and every case submitted."""
     import shutil
 
-    from course_lib import build as chain
-    from course_lib.grading import solution_sources
+    from course_lib.machinery import build as chain
+    from course_lib.machinery.grading import solution_sources
 
     fixture = root / "tests" / "fixtures" / "grading" / f"{LESSON}.py"
     course.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Drive a learner's JupyterLab in headless Chromium: start the server, open notebooks, run, look.
 
-JupyterLab is started exactly as `course lab` starts it (course_lib.cli.lab_command and
-lab_environment: the learner's config in course_lib/learner_lab), on 127.0.0.1, a free port and a
+JupyterLab is started exactly as `course lab` starts it (course_lib.machinery.cli.lab_command and
+lab_environment: the learner's config in course_lib/machinery/learner_lab), on 127.0.0.1, a free port and a
 random token, with empty user config/data/runtime folders, and stopped at the end. Chromium is
 Debian's (/usr/bin/chromium, or $COURSE_CHROMIUM), driven by Playwright without any browser
 download.
@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib import cli
+from course_lib.machinery import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "browser"

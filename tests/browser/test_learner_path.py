@@ -20,8 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import home
-from course_lib.grading import fill_cells, solution_sources
+from course_lib.machinery import home
+from course_lib.machinery.grading import fill_cells, solution_sources
 from tests.browser import harness
 from tests.browser.harness import ERROR_WIDGET, OUTPUT, ROOT, Notebook
 

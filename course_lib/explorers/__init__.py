@@ -1,0 +1,6 @@
+"""ipywidgets explorers built on the course's models: one module per lesson's explorer.
+
+``base`` is the shared Explorer (controls -> model -> figure + metrics, < 100 ms per change);
+``critical_path`` (cost01), ``clock_alignment`` (cost02), ``overlap`` (cost03), ``utilization``
+(cost04), ``activation_memory`` (cost05), ``fill_drain`` (pipe02).
+"""

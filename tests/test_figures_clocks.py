@@ -1,0 +1,124 @@
+"""Tests for cost02's figures: launch_timeline (launches joined to kernels by correlation id)
+and offset_bounds_plot (each message's bound on the offset, and the interval)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.collections import LineCollection, PolyCollection
+
+from course_lib.clocks import offset_bounds
+from course_lib.figures.clocks import launch_timeline, offset_bounds_plot
+from course_lib.trace import link_launches
+from course_lib.tracegen import generate_dp_profile
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def rank0():
+    return generate_dp_profile(num_ranks=2, num_layers=4, num_buckets=2, num_steps=2, seed=1)[0]
+
+
+def test_every_event_in_the_window_is_drawn_on_its_lane(rank0):
+    """Kernels, launches and cpu_ops overlapping the window appear once each, at their times (ms
+    from the window start), and the lanes are the host lanes plus one per GPU stream."""
+    df = rank0
+    t0 = float(df.loc[df["name"] == "ProfilerStep#1", "ts"].iloc[0])
+    t1 = t0 + 0.02
+    ax = launch_timeline(df, t0, t1)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["CPU annotations", "CPU ops", "CPU launches", "GPU stream 7", "GPU stream 20"]
+    end = df["ts"] + df["dur"]
+    for cats, gids in (
+        (["cuda_runtime", "cuda_driver"], ("trace:launch",)),
+        (["cpu_op"], ("trace:cpu_op",)),
+        (["kernel", "gpu_memcpy", "gpu_memset"], (":kernel:", ":gpu_mem", ":comm:")),
+    ):
+        sel = df[df["cat"].isin(cats) & (end > t0) & (df["ts"] < t1) & (df["ph"] == "X")]
+        want = sorted(
+            (float((a - t0) * 1e3), float((a + d - t0) * 1e3))
+            for a, d in zip(sel["ts"], sel["dur"], strict=True)
+        )
+        got = sorted(
+            bar
+            for coll in ax.collections
+            if isinstance(coll, PolyCollection) and any(g in str(coll.get_gid()) for g in gids)
+            for bar in _bars_of(coll)
+        )
+        assert len(got) == len(want) > 0
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=0, atol=1e-9)
+
+
+def _bars_of(coll) -> list[tuple[float, float]]:
+    """(left, right) of every bar of a broken_barh collection, in data units."""
+    return [
+        (float(p.vertices[:, 0].min()), float(p.vertices[:, 0].max())) for p in coll.get_paths()
+    ]
+
+
+def test_links_join_launch_end_to_kernel_start_by_correlation(rank0):
+    """Each grey line runs from a launch's end to the start of the GPU event with the SAME
+    correlation id; with a large max_links every pair inside the window is drawn."""
+    df = rank0
+    t0 = float(df.loc[df["name"] == "DistributedDataParallel.forward", "ts"].iloc[0])
+    t1 = t0 + 0.05
+    ax = launch_timeline(df, t0, t1, max_links=10_000)
+    (lines,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    got = sorted((float(s[0, 0]), float(s[1, 0])) for s in lines.get_segments())
+    links = link_launches(df)
+    inside = links[
+        (links["launch_end"] >= t0)
+        & (links["launch_end"] < t1)
+        & (links["kernel_start"] >= t0)
+        & (links["kernel_start"] < t1)
+    ]
+    want = sorted(
+        (float((a - t0) * 1e3), float((b - t0) * 1e3))
+        for a, b in zip(inside["launch_end"], inside["kernel_start"], strict=True)
+    )
+    assert len(got) == len(want) > 10
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=0, atol=1e-9)
+    # fewer links when asked, each still one of the correlation pairs
+    ax = launch_timeline(df, t0, t1, max_links=5)
+    (lines,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    some = [(float(s[0, 0]), float(s[1, 0])) for s in lines.get_segments()]
+    assert len(some) == 5
+    assert all(any(np.allclose(p, w) for w in want) for p in some)
+
+
+def test_launch_timeline_rejects_an_empty_window(rank0):
+    """start >= end (or a negative max_links) raises a ValueError."""
+    with pytest.raises(ValueError, match="start < end"):
+        launch_timeline(rank0, 0.2, 0.1)
+    with pytest.raises(ValueError, match="max_links"):
+        launch_timeline(rank0, 0.0, 0.1, max_links=-1)
+
+
+def test_offset_bounds_plot_draws_the_interval_and_every_bound():
+    """The band is offset_bounds' interval in µs; each message appears once (inside the axis as a
+    filled marker, beyond it as a hollow one at the edge)."""
+    a_to_b = np.array([[1.0020, 1.0005], [2.0021, 2.0009], [3.0020, 3.1000]])  # (S_A, R_B)
+    b_to_a = np.array([[1.5, 1.50175], [2.5, 2.5016], [3.5, 3.9]])  # (S_B, R_A)
+    ax = offset_bounds_plot(a_to_b, b_to_a, true_offset=1.4e-3)
+    iv = offset_bounds(a_to_b, b_to_a)
+    (band,) = [p for p in ax.patches if p.get_gid() == "bounds:interval"]
+    ys = band.get_path().transformed(band.get_patch_transform()).vertices[:, 1]
+    assert (ys.min(), ys.max()) == pytest.approx((iv.lower * 1e6, iv.upper * 1e6))
+    lines = {ln.get_gid(): ln for ln in ax.lines}
+    n_low = len(lines["bounds:lower"].get_xdata()) + len(lines["bounds:lower:beyond"].get_xdata())
+    n_up = len(lines["bounds:upper"].get_xdata()) + len(lines["bounds:upper:beyond"].get_xdata())
+    assert (n_low, n_up) == (3, 3)
+    assert len(lines["bounds:lower:beyond"].get_xdata()) == 1  # the one 98 ms below
+    assert lines["bounds:true"].get_ydata()[0] == pytest.approx(1400.0)
+
+
+def test_offset_bounds_plot_needs_both_directions():
+    """Messages one way only leave the interval unbounded: a clear ValueError."""
+    with pytest.raises(ValueError, match="both directions"):
+        offset_bounds_plot(np.array([[1.0, 0.9]]), np.empty((0, 2)))
