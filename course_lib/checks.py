@@ -195,13 +195,50 @@ class DelegationError(AnswerError):
     """The student's function called a library routine the exercise asks them to write."""
 
 
+def _routines(target: Any) -> list[Any]:
+    """Every Python function object reached from `target`: itself, its ``__wrapped__`` chain (a
+    decorated library function and its undecorated alias), and the module-private helpers (names
+    starting with "_" in the same module) that any of these calls, transitively."""
+    seen: dict[int, Any] = {}
+    todo = [target]
+    while todo:
+        obj = todo.pop()
+        for _ in range(16):  # a __wrapped__ chain, bounded
+            if obj is None or id(obj) in seen:
+                break
+            if getattr(obj, "__code__", None) is not None:
+                seen[id(obj)] = obj
+                todo.extend(_private_helpers(obj))
+            obj = getattr(obj, "__wrapped__", None)
+    return list(seen.values())
+
+
+def _private_helpers(func: Any) -> list[Any]:
+    names: set[str] = set()
+    codes = [func.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if _type(c) is _type(func.__code__))
+    module = getattr(func, "__module__", None)
+    found = []
+    for name in names:
+        value = func.__globals__.get(name) if name.startswith("_") else None
+        if getattr(value, "__code__", None) is not None and value.__module__ == module:
+            found.append(value)
+    return found
+
+
 @contextmanager
 def forbid(*targets: tuple[Any, str], exercise: str = "this exercise"):
     """Within the block, calling any (owner, attribute) target raises DelegationError.
 
-    Plain Python functions are disabled through their code object, so references a student took
-    earlier (``from course_lib.graph import critical_path as cp``) trip too; other callables are
-    replaced on their owner for the duration of the block.
+    Every Python function reached from a target (its ``__wrapped__`` chain and the private helpers
+    of its module that it calls) is disabled through its code object, so every route to the
+    routine trips: a reference taken earlier, the undecorated alias, the private helper. Other
+    callables are replaced on their owner for the duration of the block. This is the learner's
+    instant feedback; when an instructor grades, the verdict is decided outside the student's
+    process (course_lib.machinery.grader).
     """
     saved_code: list[tuple[Any, Any]] = []
     saved_attr: list[tuple[Any, str, Any]] = []
@@ -210,18 +247,18 @@ def forbid(*targets: tuple[Any, str], exercise: str = "this exercise"):
             original = getattr(owner, attr)
             label = f"{getattr(owner, '__name__', owner)}.{attr}"
             message = f"{exercise} asks you to write this yourself; your code called {label}"
-            code = getattr(original, "__code__", None)
-            if code is not None and not code.co_freevars:
-                # Swap the code object: every reference to this function object now trips.
-                saved_code.append((original, code))
-                original.__code__ = _make_stub(message, code)
-            else:
+            functions = _routines(original)
+            for func in functions:
+                if all(func is not f for f, _ in saved_code):
+                    saved_code.append((func, func.__code__))
+                    func.__code__ = _make_stub(message, func.__code__)
+            if not functions:
                 saved_attr.append((owner, attr, original))
                 setattr(owner, attr, _make_tripwire(message))
         yield
     finally:
-        for original, code in saved_code:
-            original.__code__ = code
+        for func, code in reversed(saved_code):
+            func.__code__ = code
         for owner, attr, original in saved_attr:
             setattr(owner, attr, original)
 
@@ -234,13 +271,26 @@ def _make_tripwire(message: str) -> Callable[..., Any]:
 
 
 def _make_stub(message: str, like: Any) -> Any:
-    """A code object that raises DelegationError(message) and fits the signature of `like`."""
+    """A code object that raises DelegationError(message) and fits `like` (name, free variables)."""
     # The stub runs with the disabled function's globals, so it imports what it raises.
+    free = like.co_freevars
+    inner = (
+        "    def stub(*args, **kwargs):\n"
+        + (f"        ({', '.join(free)},)\n" if free else "")
+        + "        from course_lib.checks import DelegationError\n"
+        + f"        raise DelegationError({message!r})\n"
+    )
     source = (
-        "def stub(*args, **kwargs):\n"
-        "    from course_lib.checks import DelegationError\n"
-        f"    raise DelegationError({message!r})\n"
+        "def outer():\n"
+        + "".join(f"    {name} = None\n" for name in free)
+        + inner
+        + "    return stub\n"
     )
     namespace: dict[str, Any] = {}
     exec(source, namespace)
-    return namespace["stub"].__code__.replace(co_name=like.co_name)
+    stub = namespace["outer"]().__code__
+    return (
+        stub.replace(co_name=like.co_name, co_freevars=free)
+        if free
+        else stub.replace(co_name=like.co_name)
+    )

@@ -156,3 +156,53 @@ def test_forbid_replaces_non_function_callables() -> None:
 def test_passed_prints_a_readable_line(capsys) -> None:
     checks.passed("Exercise 1")
     assert "✔ Exercise 1" in capsys.readouterr().out
+
+
+def test_forbid_covers_the_undecorated_alias_and_private_helpers() -> None:
+    """A decorated routine trips through its ``__wrapped__`` alias and through a module-private
+    helper it calls (cost01's networkx route, cost05's ``_ordered``); all work again afterwards."""
+    import networkx as nx
+
+    from course_lib import memory
+
+    g = nx.DiGraph([(1, 2), (2, 3)])
+    routes = [
+        lambda: nx.dag_longest_path(g),
+        lambda: nx.dag_longest_path.__wrapped__(g),
+        lambda: nx.algorithms.dag.dag_longest_path(g),
+    ]
+    with checks.forbid((nx, "dag_longest_path"), exercise="Exercise 2"):
+        for route in routes:
+            with pytest.raises(checks.DelegationError, match="Exercise 2"):
+                route()
+    assert nx.dag_longest_path(g) == [1, 2, 3]
+    callers = [name for name in dir(memory) if not name.startswith("_")]
+    uses_ordered = [
+        getattr(memory, n)
+        for n in callers
+        if "_ordered"
+        in getattr(getattr(memory, n), "__code__", type("", (), {"co_names": ()})).co_names
+    ]
+    assert uses_ordered, "memory has a public function that calls _ordered"
+    with checks.forbid((memory, uses_ordered[0].__name__), exercise="Exercise 1"):
+        with pytest.raises(checks.DelegationError):
+            memory._ordered(None)
+
+
+def test_forbid_disables_closures_too() -> None:
+    """A function with free variables is disabled through a stub with the same free variables."""
+    import types
+
+    def make():
+        offset = 1
+
+        def f(x):
+            return x + offset
+
+        return f
+
+    module = types.SimpleNamespace(f=make())
+    with checks.forbid((module, "f")):
+        with pytest.raises(checks.DelegationError):
+            module.f(1)
+    assert module.f(1) == 2
