@@ -154,3 +154,33 @@ def test_grade_cells_read_only_setup_and_answers(lesson: str) -> None:
         f"notebooks/{lesson}.py: grade cells read names that neither a locked cell nor a solution "
         f"cell binds (move them into the setup cell or the grade cell): {problems}"
     )
+
+
+@pytest.mark.parametrize("lesson", lessons())
+def test_solutions_read_only_setup_and_earlier_answers(lesson: str) -> None:
+    """The reference solutions depend only on the locked setup and earlier solution cells, so an
+    exercise states everything it needs and mutants can be graded on the graded cells alone."""
+    nb = jupytext.read(ROOT / "notebooks" / f"{lesson}.py")
+    known: set[str] = set(dir(builtins))
+    problems = []
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if cell.cell_type != "code":
+            continue
+        tree = _python(cell.source)
+        if meta.get("solution"):
+            loaded = {
+                n.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+            unknown = loaded - _bound(tree) - known
+            if unknown:
+                problems.append(f"{meta['grade_id']}: {sorted(unknown)}")
+            known |= _bound(tree)
+        elif meta.get("locked") and not meta.get("grade"):
+            known |= _bound(tree)
+    assert not problems, (
+        f"notebooks/{lesson}.py: solution cells read names that only an unlocked example cell "
+        f"binds (give them in the setup cell or the exercise's own cell): {problems}"
+    )
