@@ -13,7 +13,14 @@ PYTEST_ARGS ?=
 JOBS ?= 2
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test build check venv clean
+.PHONY: lab test build check venv clean system-deps
+
+# chromium, bubblewrap, postgresql: installed as root, else the exact command is printed.
+# With them present, a missing one is an error in the tests, never a silent skip.
+COURSE_SKIP_SYSTEM_DEPS ?= 0
+export COURSE_SKIP_SYSTEM_DEPS
+system-deps:
+	bash scripts/system_deps.sh
 
 venv: $(STAMP)
 
@@ -32,7 +39,9 @@ build: $(STAMP)
 check: $(STAMP)
 	$(BIN)/course build --check
 
-test: $(STAMP)
+test: $(STAMP) system-deps
+	COURSE_REQUIRE_BROWSER=$(if $(filter 1,$(COURSE_SKIP_SYSTEM_DEPS)),,1) \
+	COURSE_REQUIRE_POSTGRES=$(if $(filter 1,$(COURSE_SKIP_SYSTEM_DEPS)),,1) \
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests $(wildcard source) $(PYTEST_ARGS)
 
 clean:

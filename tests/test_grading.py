@@ -13,7 +13,7 @@ import pytest
 
 from course_lib.machinery import grading
 from tests.conftest import ROOT, lessons
-from tests.mutants import mutants_for
+from tests.mutants import mutants_for, right_answers_for
 
 LESSONS = lessons()
 
@@ -28,14 +28,17 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
     solutions = grading.solution_sources(nbformat.read(source, as_version=4))
     mutants = mutants_for(lesson)
+    rights = right_answers_for(lesson)
     grading.submit(course, lesson, "solutions", grading.fill_cells(release, solutions))
     grading.submit(course, lesson, "untouched", release)
-    for i, mutant in enumerate(mutants):
-        cells = {**solutions, **mutant.cells}
-        grading.submit(course, lesson, f"mutant{i:02d}", grading.fill_cells(release, cells))
-    students = ["solutions", "untouched"] + [f"mutant{i:02d}" for i in range(len(mutants))]
+    students = ["solutions", "untouched"]
+    for prefix, variants in (("mutant", mutants), ("right", rights)):
+        for i, variant in enumerate(variants):
+            cells = {**solutions, **variant.cells}
+            grading.submit(course, lesson, f"{prefix}{i:02d}", grading.fill_cells(release, cells))
+            students.append(f"{prefix}{i:02d}")
     scores = grading.autograde(course, lesson, students)
-    return lesson, mutants, scores
+    return lesson, mutants, scores, rights
 
 
 def _auto(scores: pd.DataFrame, student: str) -> pd.DataFrame:
@@ -43,7 +46,7 @@ def _auto(scores: pd.DataFrame, student: str) -> pd.DataFrame:
 
 
 def test_solutions_score_full_marks(graded) -> None:
-    lesson, _, scores = graded
+    lesson, _, scores, _ = graded
     auto = _auto(scores, "solutions")
     assert len(auto) >= 4
     wrong = auto[auto.score < auto.max_score]
@@ -51,7 +54,7 @@ def test_solutions_score_full_marks(graded) -> None:
 
 
 def test_untouched_release_scores_zero(graded) -> None:
-    lesson, _, scores = graded
+    lesson, _, scores, _ = graded
     auto = _auto(scores, "untouched")
     assert (auto.score == 0).all(), (
         f"{lesson}: the untouched notebook earns\n{auto[auto.score > 0]}"
@@ -65,7 +68,7 @@ def test_untouched_release_scores_zero(graded) -> None:
 
 
 def test_every_mutant_loses_points(graded) -> None:
-    lesson, mutants, scores = graded
+    lesson, mutants, scores, _ = graded
     assert mutants, f"{lesson}: no mutants in tests/mutants/{lesson}.py"
     for i, mutant in enumerate(mutants):
         rows = scores[(scores.student == f"mutant{i:02d}") & scores.grade_id.isin(mutant.grades)]
@@ -78,7 +81,19 @@ def test_every_mutant_loses_points(graded) -> None:
 
 
 def test_every_autograded_cell_has_a_mutant(graded) -> None:
-    lesson, mutants, scores = graded
+    lesson, mutants, scores, _ = graded
     auto_cells = set(_auto(scores, "solutions").grade_id)
     targeted = {g for m in mutants for g in m.grades}
     assert auto_cells <= targeted, f"{lesson}: no mutant for {sorted(auto_cells - targeted)}"
+
+
+def test_every_right_answer_keeps_full_marks(graded) -> None:
+    """Another right answer (a grid-searched optimum, an equivalent formula) never loses marks."""
+    lesson, _, scores, rights = graded
+    for i, right in enumerate(rights):
+        rows = scores[(scores.student == f"right{i:02d}") & scores.grade_id.isin(right.grades)]
+        assert len(rows) == len(right.grades), f"{right.name}: unknown grade cells {right.grades}"
+        lost = rows[rows.score < rows.max_score]
+        assert lost.empty, (
+            f"{lesson}: right answer '{right.name}' ({right.why}) loses marks:\n{lost}"
+        )

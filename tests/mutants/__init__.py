@@ -3,6 +3,10 @@
 Each lesson module defines ``MUTANTS``: a list of ``Mutant``. A mutant replaces the named solution
 cells of the student notebook with wrong code (wrong units, an off-by-one, the naive formula the
 lesson warns about); the grading round trip must score the listed grade cells below full marks.
+
+A module may also define ``RIGHT_ANSWERS``: ``Mutant`` objects whose code is a *different right
+answer* (a numerically found optimum, an equivalent formula); the round trip must give the listed
+grade cells full marks.
 """
 
 from __future__ import annotations
@@ -28,3 +32,12 @@ def mutants_for(lesson: str) -> list[Mutant]:
     except ModuleNotFoundError:
         return []
     return list(module.MUTANTS)
+
+
+def right_answers_for(lesson: str) -> list[Mutant]:
+    """The alternative right answers of a lesson (empty if none are listed)."""
+    try:
+        module = importlib.import_module(f"tests.mutants.{lesson}")
+    except ModuleNotFoundError:
+        return []
+    return list(getattr(module, "RIGHT_ANSWERS", []))
