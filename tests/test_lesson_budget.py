@@ -126,30 +126,34 @@ def _python(source: str) -> ast.AST:
     return ast.parse("\n".join(lines))
 
 
-@pytest.mark.parametrize("lesson", lessons())
-def test_grade_cells_read_only_setup_and_answers(lesson: str) -> None:
+def _loaded(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def undeclared_names(lesson: str, kind: str) -> list[str]:
+    """Cells of `kind` ("grade" or "solution") reading names that neither the locked setup, an
+    earlier solution cell nor the cell itself binds: "grade_id: [names]" for each."""
     nb = jupytext.read(ROOT / "notebooks" / f"{lesson}.py")
-    setup: set[str] = set()
-    answers: set[str] = set()
+    known: set[str] = set(dir(builtins))
     problems = []
     for cell in nb.cells:
         meta = _nbgrader(cell)
         if cell.cell_type != "code":
             continue
         tree = _python(cell.source)
-        if meta.get("grade"):
-            loaded = {
-                n.id
-                for n in ast.walk(tree)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            }
-            unknown = loaded - _bound(tree) - setup - answers - set(dir(builtins))
+        role = "grade" if meta.get("grade") else "solution" if meta.get("solution") else None
+        if role == kind:
+            unknown = _loaded(tree) - _bound(tree) - known
             if unknown:
                 problems.append(f"{meta['grade_id']}: {sorted(unknown)}")
-        elif meta.get("solution"):
-            answers |= _bound(tree)
-        elif meta.get("locked"):
-            setup |= _bound(tree)
+        if role == "solution" or (meta.get("locked") and role is None):
+            known |= _bound(tree)
+    return problems
+
+
+@pytest.mark.parametrize("lesson", lessons())
+def test_grade_cells_read_only_setup_and_answers(lesson: str) -> None:
+    problems = undeclared_names(lesson, "grade")
     assert not problems, (
         f"notebooks/{lesson}.py: grade cells read names that neither a locked cell nor a solution "
         f"cell binds (move them into the setup cell or the grade cell): {problems}"
@@ -160,26 +164,7 @@ def test_grade_cells_read_only_setup_and_answers(lesson: str) -> None:
 def test_solutions_read_only_setup_and_earlier_answers(lesson: str) -> None:
     """The reference solutions depend only on the locked setup and earlier solution cells, so an
     exercise states everything it needs and mutants can be graded on the graded cells alone."""
-    nb = jupytext.read(ROOT / "notebooks" / f"{lesson}.py")
-    known: set[str] = set(dir(builtins))
-    problems = []
-    for cell in nb.cells:
-        meta = _nbgrader(cell)
-        if cell.cell_type != "code":
-            continue
-        tree = _python(cell.source)
-        if meta.get("solution"):
-            loaded = {
-                n.id
-                for n in ast.walk(tree)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            }
-            unknown = loaded - _bound(tree) - known
-            if unknown:
-                problems.append(f"{meta['grade_id']}: {sorted(unknown)}")
-            known |= _bound(tree)
-        elif meta.get("locked") and not meta.get("grade"):
-            known |= _bound(tree)
+    problems = undeclared_names(lesson, "solution")
     assert not problems, (
         f"notebooks/{lesson}.py: solution cells read names that only an unlocked example cell "
         f"binds (give them in the setup cell or the exercise's own cell): {problems}"
