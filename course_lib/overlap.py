@@ -10,9 +10,12 @@ Two different questions hide behind "how much communication is exposed?":
 * **Timeline overlap** (what a profiler sees). Holistic Trace Analysis (HTA, Meta,
   hta/analyzers/communication_analysis.py ``get_comm_comp_overlap``; docs page "Communication
   Computation Overlap") defines, per rank, the overlap as *(time spent in computation while
-  communicating) / (time spent in communication)*. It first merges the kernels of each kind —
-  all computation kernels of the rank (any stream) into one set of disjoint intervals, all
-  communication (NCCL) kernels into another — with ``merge_kernel_intervals`` (sort by start,
+  communicating) / (time spent in communication)*. It classifies the rank's GPU events by name
+  (HTA 0.5.0, hta/utils/utils.py): communication if the name matches ``^nccl.*Kernel``, memory
+  (in neither set) if it starts with ``Memcpy``, ``Memset`` or ``dma``, computation otherwise,
+  except GPU synchronization records (names containing ``Sync``), which are in neither set.
+  It then merges each kind — all computation events of the rank (any stream) into one set of
+  disjoint intervals, all communication kernels into another — with ``merge_kernel_intervals`` (sort by start,
   start a new group when a start is later than the running maximum of previous ends, so
   overlapping and touching kernels merge), then measures the time both sets are active and
   divides by the merged communication time. :func:`overlap_ratio` computes exactly that.
@@ -34,7 +37,6 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "BucketTimeline",
-    "best_bucket_bytes",
     "bucket_step_graph",
     "bucketed_allreduce_timeline",
     "exposed_communication",
@@ -42,7 +44,6 @@ __all__ = [
     "intersection",
     "overlap_ratio",
     "subtract",
-    "sweep_bucket_bytes",
     "total_length",
     "transformer_grad_tensors",
     "union",
@@ -341,9 +342,11 @@ def bucketed_allreduce_timeline(
     * gradients are grouped into buckets in that backward order; a bucket closes as soon as its
       size is >= ``bucket_bytes`` — the rule of PyTorch DDP's bucket assignment
       (``_compute_bucket_assignment_by_size`` in torch/csrc/distributed/c10d/reducer.cpp, cap
-      ``bucket_cap_mb`` = 25 MiB by default). DDP caps its *first* bucket at
-      ``dist._DEFAULT_FIRST_BUCKET_BYTES`` = 1 MiB so that the first all-reduce starts early; pass
-      ``first_bucket_bytes`` to model that (default: the same cap as the others). DDP buckets
+      ``bucket_cap_mb`` = 25 MiB by default). DDP caps its *first* bucket (in gradient-ready
+      order) at 1 MiB (``kDefaultFirstBucketBytes`` in c10d's reducer.hpp, applied again by
+      ``Reducer::rebuild_buckets`` after the first iteration) so that the first all-reduce starts
+      early; pass ``first_bucket_bytes`` to model that (default: the same cap as the others;
+      tests/test_overlap.py checks it against a brute-force simulation). DDP buckets
       parameters (a layer's tensors may split across buckets); here a layer's gradient is one
       unit. Layers with no gradient bytes join no bucket;
     * one communication stream: a bucket's all-reduce starts when its last gradient is ready and
@@ -528,64 +531,3 @@ def bucket_step_graph(timeline: BucketTimeline) -> nx.DiGraph:
     deps += [(f"backward L{b[-1]}", f"all-reduce b{k}") for k, b in enumerate(timeline.buckets)]
     deps += [(layers[-1], "optimizer"), (reduces[-1], "optimizer")]
     return step_graph(durations, deps, lanes)
-
-
-def sweep_bucket_bytes(
-    candidates: Sequence[float] | ArrayLike,
-    layer_backward_times: Sequence[float] | ArrayLike,
-    layer_grad_bytes: Sequence[float] | ArrayLike,
-    bandwidth: float,
-    latency: float = 0.0,
-    contention: float = 0.0,
-    optimizer_time: float = 0.0,
-    comm_contention: float = 0.0,
-) -> FloatArray:
-    """Step time of :func:`bucketed_allreduce_timeline` for each candidate bucket size (cost03)."""
-    c = np.asarray(candidates, dtype=float)
-    if c.ndim != 1 or len(c) == 0:
-        raise ValueError(f"candidates must be a non-empty 1-D sequence, got shape {c.shape}")
-    return np.array(
-        [
-            bucketed_allreduce_timeline(
-                layer_backward_times,
-                layer_grad_bytes,
-                float(cap),
-                bandwidth,
-                latency,
-                contention,
-                optimizer_time,
-                comm_contention=comm_contention,
-            ).step_time
-            for cap in c
-        ]
-    )
-
-
-def best_bucket_bytes(
-    candidates: Sequence[float] | ArrayLike,
-    layer_backward_times: Sequence[float] | ArrayLike,
-    layer_grad_bytes: Sequence[float] | ArrayLike,
-    bandwidth: float,
-    latency: float = 0.0,
-    contention: float = 0.0,
-    optimizer_time: float = 0.0,
-    comm_contention: float = 0.0,
-) -> float:
-    """Candidate bucket size with the smallest step time; ties go to the smallest size (cost03).
-
-    Small buckets start communicating early but pay the per-collective latency many times; large
-    buckets pay it rarely but leave a large last bucket exposed after the backward pass.
-    """
-    c = np.asarray(candidates, dtype=float)
-    steps = sweep_bucket_bytes(
-        c,
-        layer_backward_times,
-        layer_grad_bytes,
-        bandwidth,
-        latency,
-        contention,
-        optimizer_time,
-        comm_contention=comm_contention,
-    )
-    best = steps.min()
-    return float(c[steps == best].min())

@@ -75,10 +75,12 @@ __all__ = [
     "BASE_TIME_NS",
     "COMM_STREAM",
     "COMPUTE_STREAM",
+    "SIDE_STREAM",
     "generate_dp_profile",
     "load_dp_profile",
     "message_pairs",
     "true_to_host",
+    "with_copies_and_syncs",
     "write_dp_profile",
 ]
 
@@ -86,6 +88,8 @@ COMPUTE_STREAM = 7
 """Stream id (GPU event tid) of the compute stream (PyTorch's default stream shows as 7)."""
 COMM_STREAM = 20
 """Stream id (GPU event tid) of the NCCL communication stream."""
+SIDE_STREAM = 24
+"""Stream id of the side stream :func:`with_copies_and_syncs` puts its prefetch copies on."""
 BASE_TIME_NS = 1_790_857_026_000_000_000
 """baseTimeNanoseconds of generated traces: a Unix time (ns) on Kineto's 3-month grid (2026-10)."""
 GPUS_PER_HOST = 8
@@ -710,3 +714,70 @@ def message_pairs(profiles: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
         validate="one_to_one",
     )
     return pairs.sort_values("msg_id").reset_index(drop=True)[cols]
+
+
+def with_copies_and_syncs(
+    profiles: Mapping[int, pd.DataFrame], *, seed: int = 3
+) -> dict[int, pd.DataFrame]:
+    """Each rank's profile plus GPU events that are neither computation nor communication (cost03).
+
+    SYNTHETIC, for cost03's exercise. During every step's last all-reduce (which runs after the
+    backward pass, when no kernel computes) three GPU events are added per rank: a
+    ``Memcpy HtoD (Pinned -> Device)`` (cat gpu_memcpy, the next batch prefetched on
+    :data:`SIDE_STREAM`), a ``Memset (Device)`` (cat gpu_memset, same stream) and an
+    ``Event Sync`` (cat cuda_sync, on the compute stream: CUPTI's record of the host waiting for
+    an event). Holistic Trace Analysis counts none of them as computation, so a classification
+    that does changes the overlap ratio. Positions are fractions of the all-reduce, drawn from
+    ``seed``; the input frames are not modified.
+    """
+    rng = np.random.default_rng(seed)
+    out: dict[int, pd.DataFrame] = {}
+    for rank in sorted(profiles):
+        df = profiles[rank]
+        steps = df[df["name"].str.startswith("ProfilerStep#")].sort_values("ts")
+        nccl = df[df["name"].str.startswith("nccl") & (df["cat"] == "kernel")]
+        template = nccl.iloc[0]
+        corr = int(df["correlation"].max()) + 1
+        rows = []
+        for _, step in steps.iterrows():
+            inside = nccl[(nccl["ts"] >= step["ts"]) & (nccl["ts"] < step["ts"] + step["dur"])]
+            last = inside.sort_values("ts").iloc[-1]
+            a, d = float(last["ts"]), float(last["dur"])
+            copy_start = a + rng.uniform(0.10, 0.20) * d
+            copy_dur = rng.uniform(0.25, 0.35) * d
+            memset_start = copy_start + copy_dur + 0.02 * d
+            sync_start = a + rng.uniform(0.62, 0.68) * d
+            for name, cat, stream, ts, dur in (
+                ("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", SIDE_STREAM, copy_start, copy_dur),
+                ("Memset (Device)", "gpu_memset", SIDE_STREAM, memset_start, 0.08 * d),
+                ("Event Sync", "cuda_sync", COMPUTE_STREAM, sync_start, rng.uniform(0.2, 0.28) * d),
+            ):
+                device = int(template["device"])
+                rows.append(
+                    {
+                        "name": name,
+                        "cat": cat,
+                        "ph": "X",
+                        "ts": ts,
+                        "dur": dur,
+                        "pid": int(template["pid"]),
+                        "tid": stream,
+                        "correlation": corr,
+                        "external_id": pd.NA,
+                        "stream": stream,
+                        "device": device,
+                        "args": {"device": device, "stream": stream, "correlation": corr},
+                    }
+                )
+                corr += 1
+        extra = pd.DataFrame(rows).astype(
+            {
+                "correlation": df["correlation"].dtype,
+                "external_id": df["external_id"].dtype,
+                "stream": df["stream"].dtype,
+                "device": df["device"].dtype,
+            }
+        )
+        both = pd.concat([df, extra], ignore_index=True)
+        out[rank] = both.sort_values("ts", kind="stable").reset_index(drop=True)
+    return out

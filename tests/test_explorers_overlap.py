@@ -20,7 +20,6 @@ from course_lib.overlap import (
     exposed_on_critical_path,
     intersection,
     subtract,
-    sweep_bucket_bytes,
     transformer_grad_tensors,
 )
 
@@ -47,6 +46,7 @@ def _reference(bucket_mib, bandwidth_gbs, contention, comm_contention):
         50e-6,
         contention,
         OPT,
+        first_bucket_bytes=MIB,  # DDP's first bucket, the explorer's default
         comm_contention=comm_contention,
     )
 
@@ -111,7 +111,7 @@ def test_every_control_changes_the_image_and_the_metrics(explorer, control, valu
     ],
 )
 def test_figure_and_metrics_show_the_model(explorer, state):
-    """The bars are the model's intervals, the sweep is sweep_bucket_bytes, and the metrics are
+    """The bars are the model's intervals, the sweep is the model at every cap, and the metrics are
     the model's step time, serial step, overlap ratio, exposed and critical-path communication."""
     _set(explorer, **state)
     tl = _reference(**state)
@@ -124,16 +124,8 @@ def test_figure_and_metrics_show_the_model(explorer, state):
         _boxes(explorer._shade), intersection(tl.compute, tl.comm).reshape(-1, 2), atol=1e-12
     )
     assert explorer._step_line.get_xdata()[0] == pytest.approx(tl.step_time)
-    steps = sweep_bucket_bytes(
-        np.array(BUCKET_MIB_OPTIONS) * MIB,
-        W,
-        G,
-        state["bandwidth_gbs"] * 1e9,
-        50e-6,
-        state["contention"],
-        OPT,
-        comm_contention=state["comm_contention"],
-    )
+    others = {k: v for k, v in state.items() if k != "bucket_mib"}
+    steps = [_reference(cap, **others).step_time for cap in BUCKET_MIB_OPTIONS]
     np.testing.assert_allclose(explorer._sweep_line.get_ydata(), steps)
 
     html = explorer.metrics.value
@@ -141,7 +133,7 @@ def test_figure_and_metrics_show_the_model(explorer, state):
     assert _ms(_cell(html, "no overlap")) == pytest.approx(tl.serial_step_time, abs=6e-6)
     ratio = float(_cell(html, "overlap ratio").rstrip("%")) / 100
     assert ratio == pytest.approx(tl.overlap_ratio, abs=6e-4)
-    assert _ms(_cell(html, "comm with nothing")) == pytest.approx(tl.exposed_comm, abs=6e-6)
+    assert _ms(_cell(html, "non-overlapped comm")) == pytest.approx(tl.exposed_comm, abs=6e-6)
     critical = exposed_on_critical_path(bucket_step_graph(tl))
     assert _ms(_cell(html, "comm on the critical path")) == pytest.approx(critical, abs=6e-6)
     loses = state["contention"] * state["comm_contention"] > 1
@@ -162,6 +154,19 @@ def test_bucket_slider_reuses_the_sweep(explorer):
     np.testing.assert_array_equal(_boxes(explorer._comm), sweep[BUCKET_MIB_OPTIONS.index(100)].comm)
 
 
+def test_first_bucket_is_ddps_1_mib_unless_told_otherwise():
+    """By default the first bucket holds 1 MiB's worth (one weight matrix here); with None it
+    takes the slider's cap like every other bucket."""
+    default = overlap_explorer().model(25, 12.0, 0.0, 0.0)
+    plain = overlap_explorer(first_bucket_bytes=None).model(25, 12.0, 0.0, 0.0)
+    assert default.buckets[0] == (95,)
+    assert len(plain.buckets[0]) > 1
+    assert (
+        default.buckets
+        == bucketed_allreduce_timeline(W, G, 25 * MIB, 12e9, first_bucket_bytes=MIB).buckets
+    )
+
+
 def test_custom_model_and_bad_arguments():
     """A model of one's own is accepted; bad arguments are ValueErrors naming the argument."""
     e = overlap_explorer([1e-3] * 4, [8 * MIB] * 4, latency=0.0, optimizer_time=1e-3)
@@ -175,6 +180,7 @@ def test_custom_model_and_bad_arguments():
         (dict(contention=2.0), "contention"),
         (dict(comm_contention=-0.1), "comm_contention"),
         (dict(latency=-1.0), "latency"),
+        (dict(first_bucket_bytes=0.0), "first_bucket_bytes"),
     ):
         with pytest.raises(ValueError, match=match):
             overlap_explorer(**kwargs)

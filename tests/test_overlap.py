@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from course_lib.graph import schedule, step_graph
 from course_lib.overlap import (
-    best_bucket_bytes,
     bucket_step_graph,
     bucketed_allreduce_timeline,
     exposed_communication,
@@ -22,7 +21,6 @@ from course_lib.overlap import (
     intersection,
     overlap_ratio,
     subtract,
-    sweep_bucket_bytes,
     total_length,
     transformer_grad_tensors,
     union,
@@ -288,7 +286,7 @@ def ddp_buckets(grad_bytes, cap, first_cap=None):
     return out
 
 
-def recurrence(w, g, cap, bw, latency, optimizer_time):
+def recurrence(w, g, cap, bw, latency, optimizer_time, first_cap=None):
     """Without contention: layer ends are prefix sums in backward order and each all-reduce
     starts at max(its bucket ready, previous all-reduce end)."""
     finish, t = {}, 0.0
@@ -296,17 +294,17 @@ def recurrence(w, g, cap, bw, latency, optimizer_time):
         t += w[layer]
         finish[layer] = t
     prev, comm = 0.0, []
-    for b in ddp_buckets(g, cap):
+    for b in ddp_buckets(g, cap, first_cap):
         s = max(finish[b[-1]], prev)
         prev = s + latency + sum(g[i] for i in b) / bw
         comm.append((s, prev))
     return max(t, prev) + optimizer_time, comm
 
 
-def grid_simulation(w, g, cap, bw, latency, contention, optimizer_time, dt):
+def grid_simulation(w, g, cap, bw, latency, contention, optimizer_time, dt, first_cap=None):
     """Brute force: advance time in steps of dt; computation progresses dt/(1 + contention) per
     step while an all-reduce runs, dt otherwise. Returns (step time, comm starts)."""
-    buckets = ddp_buckets(g, cap)
+    buckets = ddp_buckets(g, cap, first_cap)
     closes = {b[-1]: k for k, b in enumerate(buckets)}
     dur = [latency + sum(g[i] for i in b) / bw for b in buckets]
     order = list(reversed(range(len(w))))
@@ -474,21 +472,41 @@ def test_overlap_saves_time_over_serial_by_closed_form(case, contention, opt):
         assert tl.step_time == pytest.approx(tl.serial_step_time - overlapped / (1 + contention))
 
 
-def test_best_bucket_bytes_trades_latency_for_exposure():
-    """Tiny buckets pay the latency per layer, one big bucket is fully exposed; an intermediate
-    size wins, and best_bucket_bytes returns the argmin of the sweep."""
-    w, g = [1.0] * 8, [1.0] * 8
-    cands = [1.0, 2.0, 4.0, 8.0]
-    steps = sweep_bucket_bytes(cands, w, g, bandwidth=2.0, latency=0.6)
-    best = best_bucket_bytes(cands, w, g, bandwidth=2.0, latency=0.6)
-    assert best == cands[int(np.argmin(steps))]
-    assert best not in (cands[0], cands[-1])
-    assert steps.min() < steps[0] and steps.min() < steps[-1]
+@settings(max_examples=30, deadline=None)
+@given(
+    bucket_cases(),
+    st.sampled_from([0.5, 1.0, 3.0, 1e9]),
+    st.sampled_from([0.0, 0.5, 2.0]),
+    st.sampled_from([0.0, 0.25]),
+)
+def test_first_bucket_cap_matches_brute_force(case, first_cap, contention, opt):
+    """DDP's small first bucket: the buckets follow the spec ddp_buckets(first_cap=...), and the
+    timeline equals the recurrence without contention and the time-stepped simulation with it."""
+    w, g, cap, bw, latency = case
+    tl = bucketed_allreduce_timeline(
+        w, g, cap, bw, latency, contention, opt, first_bucket_bytes=first_cap
+    )
+    assert tl.buckets == tuple(ddp_buckets(g, cap, first_cap))
+    if contention == 0.0:
+        step, comm = recurrence(w, g, cap, bw, latency, opt, first_cap)
+        assert tl.step_time == pytest.approx(step)
+        np.testing.assert_allclose(tl.comm, np.array(comm).reshape(-1, 2))
+    dt = 1e-3
+    step, starts = grid_simulation(w, g, cap, bw, latency, contention, opt, dt, first_cap)
+    tol = (len(w) + len(tl.buckets) + 2) * dt * (1 + contention) * 2
+    assert tl.step_time == pytest.approx(step, abs=tol)
+    np.testing.assert_allclose(tl.comm[:, 0], starts, atol=tol)
 
 
-def test_best_bucket_bytes_ties_go_to_smallest():
-    """With free transfers every candidate gives the same step; the smallest is returned."""
-    assert best_bucket_bytes([8.0, 2.0, 4.0], [1, 1], [1, 1], math.inf) == 2.0
+def test_first_bucket_of_the_lesson_model_is_one_matrix():
+    """cost03's model: with DDP's 1 MiB first bucket, the first bucket is the last layer's MLP
+    down matrix alone (16 MiB, larger than the cap), and the others follow the 25 MiB rule."""
+    w, g = transformer_grad_tensors()
+    mib = 2.0**20
+    tl = bucketed_allreduce_timeline(w, g, 25 * mib, 12e9, first_bucket_bytes=mib)
+    assert tl.buckets[0] == (95,)
+    assert tl.bucket_sizes[0] == 16 * mib
+    assert tl.buckets[1:] == tuple(ddp_buckets(np.r_[g[:95], 0.0], 25 * mib))
 
 
 @pytest.mark.parametrize(
@@ -621,21 +639,6 @@ def test_comm_contention_zero_is_the_default_model():
     assert a.step_time == b.step_time
 
 
-def test_sweep_and_best_pass_comm_contention_through():
-    """sweep_bucket_bytes / best_bucket_bytes give the step times of the timeline with the same
-    comm_contention."""
-    w, g = [1.0] * 8, [1.0] * 8
-    cands = [1.0, 2.0, 4.0, 8.0]
-    steps = sweep_bucket_bytes(cands, w, g, 2.0, 0.2, 0.5, 0.0, comm_contention=1.0)
-    expected = [
-        bucketed_allreduce_timeline(w, g, cap, 2.0, 0.2, 0.5, comm_contention=1.0).step_time
-        for cap in cands
-    ]
-    np.testing.assert_allclose(steps, expected)
-    best = best_bucket_bytes(cands, w, g, 2.0, 0.2, 0.5, 0.0, comm_contention=1.0)
-    assert best == cands[int(np.argmin(expected))]
-
-
 @given(bucket_cases(), st.sampled_from([0.0, 0.5, 2.0]), st.sampled_from([0.0, 1.0]))
 def test_bucket_step_graph_reproduces_the_timeline(case, contention, comm_contention):
     """The ASAP schedule of bucket_step_graph(timeline) has the timeline's layer, all-reduce and
@@ -693,3 +696,41 @@ def test_transformer_grad_tensors_count_12h2_per_layer():
     for bad, match in ((dict(num_layers=0), "num_layers"), (dict(hidden=0), "hidden")):
         with pytest.raises(ValueError, match=match):
             transformer_grad_tensors(**bad)
+
+
+# --- cost03's exercise trace -----------------------------------------------------------------
+
+
+def test_exercise_trace_separates_hta_classes():
+    """tracegen.with_copies_and_syncs adds a copy, a memset and an Event Sync during every step's
+    last all-reduce and leaves the input untouched: HTA's classes (ported here from HTA 0.5.0's
+    regular expressions) give the same ratio as on the plain trace, while counting the copies or
+    the syncs as computation raises it."""
+    from course_lib.tracegen import load_dp_profile, with_copies_and_syncs
+
+    plain = load_dp_profile()
+    before = {r: df.copy() for r, df in plain.items()}
+    traces = with_copies_and_syncs(plain)
+    for r, df in plain.items():
+        pd.testing.assert_frame_equal(df, before[r])
+    iv = lambda e: np.column_stack([e["ts"], e["ts"] + e["dur"]])  # noqa: E731
+    for r, df in traces.items():
+        assert len(df) == len(plain[r]) + 9  # 3 steps x 3 events
+        gpu = df[df["stream"].notna()]
+        comm = gpu["name"].str.match(r"^nccl.*Kernel")
+        memory = gpu["name"].str.match(r"(^Memcpy)|(^Memset)|(^dma)")
+        compute = ~gpu["name"].str.match(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
+        hta = overlap_ratio(iv(gpu[comm]), iv(gpu[compute]))
+        k = plain[r][plain[r]["cat"] == "kernel"]
+        nccl = k["name"].str.startswith("nccl")
+        assert hta == pytest.approx(overlap_ratio(iv(k[nccl]), iv(k[~nccl])), rel=1e-12)
+        memory_as_compute = overlap_ratio(iv(gpu[comm]), iv(gpu[compute | memory]))
+        everything = overlap_ratio(iv(gpu[comm]), iv(gpu[~comm]))
+        assert memory_as_compute > hta + 0.05 and everything > memory_as_compute + 0.03
+        added = df[df["cat"].isin(["gpu_memcpy", "gpu_memset", "cuda_sync"])]
+        assert set(added["name"]) >= {
+            "Memcpy HtoD (Pinned -> Device)",
+            "Memset (Device)",
+            "Event Sync",
+        }
+        assert exposed_communication(iv(gpu[comm]), iv(added)) < total_length(iv(gpu[comm]))

@@ -48,8 +48,10 @@ class OverlapExplorer(Explorer):
         layer_grad_bytes: np.ndarray,
         latency: float,
         optimizer_time: float,
+        first_bucket_bytes: float | None = MIB,
     ) -> None:
         self.layer_backward_times = layer_backward_times
+        self.first_bucket_bytes = first_bucket_bytes
         self.layer_grad_bytes = layer_grad_bytes
         self.latency = latency
         self.optimizer_time = optimizer_time
@@ -74,6 +76,7 @@ class OverlapExplorer(Explorer):
             self.latency,
             contention,
             self.optimizer_time,
+            first_bucket_bytes=self.first_bucket_bytes,
             comm_contention=comm_contention,
         )
 
@@ -311,12 +314,12 @@ class OverlapExplorer(Explorer):
                 f"O = {overlapped * ms:.2f} ms of {comm_time * ms:.2f} ms communication",
             ),
             (
-                "comm with nothing else running",
+                "non-overlapped comm, X",
                 f"{tl.exposed_comm * ms:.2f} ms",
                 "= (1 − ratio) × communication time",
             ),
             (
-                "comm on the critical path",
+                "comm on the critical path, E",
                 f"{critical * ms:.2f} ms",
                 "the step's longest path runs through this much communication",
             ),
@@ -343,13 +346,15 @@ def overlap_explorer(
     bandwidth_gbs: float = 12.0,
     contention: float = 0.2,
     comm_contention: float = 0.0,
+    first_bucket_bytes: float | None = MIB,
 ) -> OverlapExplorer:
     """Explorer: bucket cap, bandwidth, contention c and c′ -> timeline, step time, overlap (cost03).
 
     Defaults: :func:`course_lib.overlap.transformer_grad_tensors` (24 layers, h = 1024, fp32
     gradients, 3.2 ms of backward per layer), 50 µs per all-reduce, and an optimizer step of
-    7 passes over the gradient bytes at 1.5 TB/s (as course_lib.tracegen). Sliders: bucket cap
-    (MiB, DDP's rule), all-reduce algorithm bandwidth 4-50 GB/s, c and c′ in 0-1.5.
+    7 passes over the gradient bytes at 1.5 TB/s (as course_lib.tracegen), and DDP's 1 MiB first
+    bucket (``first_bucket_bytes``; None gives the first bucket the slider's cap). Sliders: bucket
+    cap (MiB, DDP's rule), all-reduce algorithm bandwidth 4-50 GB/s, c and c′ in 0-1.5.
     """
     from course_lib.overlap import _scalar, _vector, transformer_grad_tensors
 
@@ -376,6 +381,11 @@ def overlap_explorer(
     bw = _scalar(bandwidth_gbs, "bandwidth_gbs", positive=True)
     if not 4.0 <= bw <= 50.0:
         raise ValueError(f"bandwidth_gbs must be in [4, 50] GB/s, got {bw}")
+    first = (
+        None
+        if first_bucket_bytes is None
+        else _scalar(first_bucket_bytes, "first_bucket_bytes", positive=True)
+    )
     for name, value in (("contention", contention), ("comm_contention", comm_contention)):
         if not 0.0 <= _scalar(value, name) <= 1.5:
             raise ValueError(f"{name} must be in [0, 1.5], got {value}")
@@ -414,4 +424,5 @@ def overlap_explorer(
         layer_grad_bytes=g,
         latency=alpha,
         optimizer_time=opt,
+        first_bucket_bytes=first,
     )

@@ -1,4 +1,5 @@
-"""Plausible wrong answers to cost03_overlap, each of which must lose points."""
+"""Plausible wrong answers to cost03_overlap, each of which must lose points (MUTANTS), and right
+answers reached another way, each of which must keep full marks (RIGHT_ANSWERS)."""
 
 from __future__ import annotations
 
@@ -55,51 +56,100 @@ def OV_merge(iv):
     return out
 '''
 
+_GPU_RATIO = """
+rank_ratios = np.empty(len(traces))
+for _rank, _events in traces.items():
+    _gpu = _events[_events["stream"].notna()]
+    _comm = _gpu["name"].str.match(r"^nccl.*Kernel")
+    _memory = _gpu["name"].str.match(r"^(Memcpy|Memset|dma)")
+    _sync = _gpu["name"].str.contains("Sync")
+    _compute = {compute}
+    rank_ratios[_rank] = overlap_ratio(intervals(_gpu[_comm]), intervals(_gpu[_compute]))
+"""
+
 _TRACE_CPU = """
-rank_ratios = np.empty(len(profiles))
-for _rank, _events in profiles.items():
+rank_ratios = np.empty(len(traces))
+for _rank, _events in traces.items():
     _x = _events[_events["ph"] == "X"]
     _nccl = _x["name"].str.startswith("nccl")
     rank_ratios[_rank] = overlap_ratio(intervals(_x[_nccl]), intervals(_x[~_nccl]))
 """
 
 _TRACE_RANK0 = """
-_k = profiles[0][profiles[0]["cat"] == "kernel"]
+_k = traces[0][traces[0]["cat"] == "kernel"]
 _nccl = _k["name"].str.startswith("nccl")
 rank_ratios = np.full(4, overlap_ratio(intervals(_k[_nccl]), intervals(_k[~_nccl])))
 """
 
-_TRACE_EXPOSED = """
-rank_ratios = np.empty(len(profiles))
-for _rank, _events in profiles.items():
-    _k = _events[_events["cat"] == "kernel"]
+_TRACE_PER_STEP = """
+rank_ratios = np.empty(len(traces))
+for _rank, _events in traces.items():
+    _per_step = []
+    for _step in ("ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"):
+        _s = _events[_events["name"] == _step].iloc[0]
+        _in = _events[(_events["ts"] >= _s["ts"]) & (_events["ts"] < _s["ts"] + _s["dur"])]
+        _k = _in[_in["cat"] == "kernel"]
+        _nccl = _k["name"].str.startswith("nccl")
+        _per_step.append(overlap_ratio(intervals(_k[_nccl]), intervals(_k[~_nccl])))
+    rank_ratios[_rank] = np.mean(_per_step)
+"""
+
+_TRACE_KERNELS_ONLY = """
+rank_ratios = np.empty(len(traces))
+for _rank, _events in traces.items():
+    _k = _events[_events["cat"] == "kernel"]  # Memcpy, Memset and Event Sync have other cats
     _nccl = _k["name"].str.startswith("nccl")
-    rank_ratios[_rank] = 1 - overlap_ratio(intervals(_k[_nccl]), intervals(_k[~_nccl]))
+    rank_ratios[_rank] = overlap_ratio(intervals(_k[_nccl]), intervals(_k[~_nccl]))
 """
 
-_SMALL = """
-_w, _g = [2 * ms] * 4, [75e6, 75e6, 75e6, 25e6]
-_small = bucketed_allreduce_timeline(_w, _g, 1.0, 25e9, optimizer_time=1 * ms)
+_STEP = """
+_layers = [f"bwd L{{i}}" for i in range(4, -1, -1)]
+_reduces = [f"all-reduce L{{i}}" for i in range(4, -1, -1)]
+_durations = {{"host": 7 * ms, **{{op: 2 * ms for op in _layers}}, "optimizer": 1 * ms}}
+_durations |= dict(zip(_reduces, np.array([1, 2.5, 3, 2, 1.5]) * ms, strict=True))
+_deps = stream_order_edges({{"compute": [*_layers, "optimizer"], {comm_order}}})
+_deps += [(f"bwd L{{i}}", f"all-reduce L{{i}}") for i in range(5)]
+_deps += [{host}("all-reduce L0", "optimizer")]
+_lanes = {{op: "comm stream" if op.startswith("all") else "compute stream" for op in _durations}}
+_graph = step_graph(_durations, _deps, _lanes)
 """
-
-_BUCKET_RUNS = """
-_runs = [
-    bucketed_allreduce_timeline(
-        layer_backward_times, layer_grad_bytes, cap, 20e9, 200e-6, 0.4, optimizer_time,
-        comm_contention=0.3,
-    )
-    for cap in CAP_CANDIDATES
-]
-_steps = np.array([t.step_time for t in _runs])
-_ratios = np.array([t.overlap_ratio for t in _runs])
-slowdown_of_best_ratio = float(_steps[np.argmax(_ratios)] - _steps.min())
-"""
-
-_CONTENTION_RUN = """
-_run = bucketed_allreduce_timeline(
-    layer_backward_times, layer_grad_bytes, 25 * MiB, 12e9, latency, 0.19, optimizer_time,
-    comm_contention=0.3,
+_STEP_RIGHT = _STEP.format(comm_order='"comm": _reduces', host='("host", "bwd L2"), ')
+_STEP_NO_QUEUE = _STEP.format(comm_order="", host='("host", "bwd L2"), ') + (
+    '_deps += [(_r, "optimizer") for _r in _reduces]\n'
+    "_graph = step_graph(_durations, _deps, _lanes)\n"
 )
+_STEP_NO_HOST = _STEP.format(comm_order='"comm": _reduces', host="")
+
+_SCHEDULE = """
+from course_lib.graph import schedule
+
+_s = schedule(_graph)
+_is_comm = _s["op"].str.startswith("all")
+_comm_iv = _s.loc[_is_comm, ["start", "end"]].to_numpy()
+_comp_iv = _s.loc[~_is_comm & (_s["op"] != "host"), ["start", "end"]].to_numpy()
+"""
+
+_BUCKET_SWEEP = """
+def _run(cap, bandwidth=20e9, lat=200e-6, c=0.4, cc=0.3):
+    return bucketed_allreduce_timeline(
+        layer_backward_times, layer_grad_bytes, cap, bandwidth, lat, c, optimizer_time,
+        first_bucket_bytes=FIRST_BUCKET, comm_contention=cc,
+    )
+"""
+
+_RANKING = """
+def _job(weights=layer_backward_times, cap=25 * MiB, bandwidth=16e9):
+    return bucketed_allreduce_timeline(
+        weights, layer_grad_bytes, cap, bandwidth, 50e-6, 0.3, optimizer_time, FIRST_BUCKET, 0.2
+    )
+
+
+_runs = {
+    "bandwidth": _job(bandwidth=20e9),
+    "buckets": _job(cap=5 * MiB),
+    "backward": _job(weights=0.8 * layer_backward_times),
+    "compress": _job(bandwidth=32e9),
+}
 """
 
 MUTANTS = [
@@ -128,7 +178,25 @@ MUTANTS = [
         cells={"overlap_impl_answer": _EXPOSED_FRACTION},
         grades=("overlap_impl_tests",),
     ),
-    # Exercise 2: per-rank ratios from the trace
+    # Exercise 2: per-rank ratios from a trace with copies, memsets and syncs
+    Mutant(
+        name="trace_memory_as_compute",
+        why="counts Memcpy/Memset as computation (HTA counts them in neither set)",
+        cells={"trace_ratio_answer": _GPU_RATIO.format(compute="~_comm & ~_sync")},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="trace_sync_as_compute",
+        why="counts Event Sync as computation (HTA's rule before it excluded GPU syncs)",
+        cells={"trace_ratio_answer": _GPU_RATIO.format(compute="~_comm & ~_memory")},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="trace_every_gpu_event_as_compute",
+        why="counts every non-NCCL GPU event as computation",
+        cells={"trace_ratio_answer": _GPU_RATIO.format(compute="~_comm")},
+        grades=("trace_ratio_tests",),
+    ),
     Mutant(
         name="trace_cpu_events_as_compute",
         why="counts every complete event (CPU ops, launches) as computation",
@@ -144,116 +212,239 @@ MUTANTS = [
     Mutant(
         name="trace_exposed_fraction",
         why="reports 1 - ratio",
-        cells={"trace_ratio_answer": _TRACE_EXPOSED},
+        cells={
+            "trace_ratio_answer": _GPU_RATIO.format(compute="~_comm & ~_memory & ~_sync")
+            + "rank_ratios = 1 - rank_ratios\n"
+        },
         grades=("trace_ratio_tests",),
     ),
-    # Exercise 3: exposed on the critical path
     Mutant(
-        name="exposed_timeline_measure",
-        why="takes (1 - ratio) x communication, the timeline's exposed time, for both answers",
+        name="trace_per_step_mean",
+        why="averages the three steps' ratios instead of dividing over the whole trace",
+        cells={"trace_ratio_answer": _TRACE_PER_STEP},
+        grades=("trace_ratio_tests",),
+    ),
+    # Exercise 3: communication on the critical path of a described step
+    Mutant(
+        name="exposed_non_overlapped",
+        why="takes the non-overlapped communication (1 - ratio)|C| of the timeline, 5 ms",
         cells={
-            "exposed_answer": _SMALL
-            + "exposed_critical = _small.exposed_comm\n"
-            + "saving_shorter_comm = 0.2 * _small.exposed_comm\n"
+            "exposed_answer": _STEP_RIGHT
+            + _SCHEDULE
+            + "exposed_critical = exposed_communication(_comm_iv, _comp_iv)\n"
         },
         grades=("exposed_tests",),
     ),
     Mutant(
         name="exposed_last_bucket",
-        why="counts only the last bucket's all-reduce as exposed",
-        cells={
-            "exposed_answer": "exposed_critical = 75e6 / 25e9  # the last all-reduce: 3 ms\n"
-            "saving_shorter_comm = 0.2 * exposed_critical\n"
-        },
+        why="counts only the last bucket's all-reduce, 1.5 ms",
+        cells={"exposed_answer": "exposed_critical = 1.5 * ms\n"},
         grades=("exposed_tests",),
     ),
     Mutant(
         name="exposed_all_comm",
-        why="takes all communication as exposed, including the first all-reduce's slack",
+        why="counts all communication, including the all-reduces with slack, 10 ms",
+        cells={"exposed_answer": "exposed_critical = (1 + 2.5 + 3 + 2 + 1.5) * ms\n"},
+        grades=("exposed_tests",),
+    ),
+    Mutant(
+        name="exposed_comm_not_queued",
+        why="forgets that the all-reduces run one at a time on the comm stream",
         cells={
-            "exposed_answer": _SMALL
-            + "exposed_critical = float(_small.comm_durations.sum())\n"
-            + "saving_shorter_comm = 0.2 * exposed_critical\n"
+            "exposed_answer": _STEP_NO_QUEUE
+            + "exposed_critical = exposed_on_critical_path(_graph)\n"
         },
         grades=("exposed_tests",),
     ),
-    # Exercise 4: best bucket cap
+    Mutant(
+        name="exposed_no_host_wait",
+        why="forgets that bwd L2 waits for the host",
+        cells={
+            "exposed_answer": _STEP_NO_HOST
+            + "exposed_critical = exposed_on_critical_path(_graph)\n"
+        },
+        grades=("exposed_tests",),
+    ),
+    Mutant(
+        name="exposed_in_ms",
+        why="answers in milliseconds",
+        cells={"exposed_answer": "exposed_critical = 6.5\n"},
+        grades=("exposed_tests",),
+    ),
+    # Exercise 4: best bucket cap under contention
     Mutant(
         name="bucket_highest_ratio",
         why="picks the cap with the highest overlap ratio",
         cells={
-            "bucket_answer": _BUCKET_RUNS
-            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmax(_ratios)])\n"
+            "bucket_answer": _BUCKET_SWEEP
+            + "_r = [_run(cap).overlap_ratio for cap in CAP_CANDIDATES]\n"
+            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmax(_r)])\n"
         },
         grades=("bucket_tests",),
     ),
     Mutant(
         name="bucket_ddp_default",
         why="keeps DDP's default 25 MiB without measuring",
-        cells={"bucket_answer": _BUCKET_RUNS + "best_cap_bytes = 25 * MiB\n"},
+        cells={"bucket_answer": "best_cap_bytes = 25 * MiB\n"},
         grades=("bucket_tests",),
     ),
     Mutant(
         name="bucket_megabytes",
         why="answers 50 MB instead of 50 MiB",
-        cells={"bucket_answer": _BUCKET_RUNS + "best_cap_bytes = 50e6\n"},
+        cells={"bucket_answer": "best_cap_bytes = 50e6\n"},
         grades=("bucket_tests",),
     ),
     Mutant(
-        name="bucket_ratio_equals_best",
-        why="right cap, but assumes the highest ratio is also the fastest (no slowdown)",
+        name="bucket_ignores_comm_contention",
+        why="models the compute slowdown c but not the communication slowdown c'",
         cells={
-            "bucket_answer": _BUCKET_RUNS
-            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_steps)])\n"
-            + "slowdown_of_best_ratio = 0.0\n"
+            "bucket_answer": _BUCKET_SWEEP
+            + "_s = [_run(cap, cc=0.0).step_time for cap in CAP_CANDIDATES]\n"
+            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
         },
         grades=("bucket_tests",),
     ),
-    # Exercise 5: overlap under contention
     Mutant(
-        name="contention_saving_is_overlap",
-        why="takes the overlapped time O as the saving, ignoring both slowdowns",
+        name="bucket_ignores_contention",
+        why="sweeps the caps without any contention",
         cells={
-            "contention_answer": _CONTENTION_RUN
-            + "overlap_saving = total_length(_run.comm) - _run.exposed_comm\n"
-            + "max_comm_contention = 1 / 0.9\n"
+            "bucket_answer": _BUCKET_SWEEP
+            + "_s = [_run(cap, c=0.0, cc=0.0).step_time for cap in CAP_CANDIDATES]\n"
+            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
         },
-        grades=("contention_tests",),
+        grades=("bucket_tests",),
     ),
     Mutant(
-        name="contention_ignores_comm_slowdown",
-        why="models only the compute slowdown (c' = 0)",
+        name="bucket_ignores_latency",
+        why="forgets the 200 µs per all-reduce",
         cells={
-            "contention_answer": "_run = bucketed_allreduce_timeline(\n"
-            "    layer_backward_times, layer_grad_bytes, 25 * MiB, 12e9, latency, 0.19,\n"
-            "    optimizer_time,\n"
-            ")\n"
-            "overlap_saving = _run.serial_step_time - _run.step_time\n"
-            "max_comm_contention = 1 / 0.9\n"
+            "bucket_answer": _BUCKET_SWEEP
+            + "_s = [_run(cap, lat=0.0).step_time for cap in CAP_CANDIDATES]\n"
+            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
         },
-        grades=("contention_tests",),
+        grades=("bucket_tests",),
     ),
+    # Exercise 5: break-even communication slowdown
     Mutant(
         name="contention_break_even_is_c",
-        why="right saving, but takes c itself as the break-even c'",
+        why="takes c itself as the break-even c'",
+        cells={"contention_answer": "max_comm_contention = 2.70 / 2.00 - 1\n"},
+        grades=("contention_tests",),
+    ),
+    Mutant(
+        name="contention_ratio_as_c",
+        why="takes the slowdown ratio 1.35 as c, so 1/1.35",
+        cells={"contention_answer": "max_comm_contention = 1 / (2.70 / 2.00)\n"},
+        grades=("contention_tests",),
+    ),
+    Mutant(
+        name="contention_one_minus_c",
+        why="takes 1 - c as the break-even",
+        cells={"contention_answer": "max_comm_contention = 1 - (2.70 / 2.00 - 1)\n"},
+        grades=("contention_tests",),
+    ),
+    Mutant(
+        name="contention_coarse_grid",
+        why="searches a 0.1 grid, coarser than the two decimals asked",
         cells={
-            "contention_answer": _CONTENTION_RUN
-            + "overlap_saving = _run.serial_step_time - _run.step_time\n"
-            + "max_comm_contention = 0.9\n"
+            "contention_answer": "max_comm_contention = max(\n"
+            "    x for x in np.arange(0.0, 6.0, 0.1) if 0.35 * x <= 1\n"
+            ")\n"
         },
         grades=("contention_tests",),
     ),
-    # Exercise 6: a faster GPU, a worse ratio
+    # Exercise 6: rank four changes by the step time they save
     Mutant(
-        name="faster_gpu_ratio_means_faster",
-        why="assumes the run with the higher overlap ratio is also the faster one",
-        cells={"faster_gpu_answer": 'faster_gpu = "A, A"'},
-        grades=("faster_gpu_tests",),
+        name="ranking_by_overlap_ratio",
+        why="ranks the changes by the overlap ratio they give, highest first",
+        cells={
+            "ranking_answer": _RANKING
+            + "change_ranking = tuple(sorted(_runs, key=lambda k: -_runs[k].overlap_ratio))\n"
+        },
+        grades=("ranking_tests",),
     ),
     Mutant(
-        name="faster_gpu_fast_gpu_hides_more",
-        why="assumes the faster GPU also has the higher ratio",
-        cells={"faster_gpu_answer": 'faster_gpu = "B, B"'},
-        grades=("faster_gpu_tests",),
+        name="ranking_by_non_overlapped",
+        why="ranks the changes by the non-overlapped communication they leave, least first",
+        cells={
+            "ranking_answer": _RANKING
+            + "change_ranking = tuple(sorted(_runs, key=lambda k: _runs[k].exposed_comm))\n"
+        },
+        grades=("ranking_tests",),
+    ),
+    Mutant(
+        name="ranking_by_comm_time",
+        why="ranks the changes by the total communication time they leave, least first",
+        cells={
+            "ranking_answer": _RANKING
+            + "change_ranking = tuple(\n"
+            + "    sorted(_runs, key=lambda k: float(_runs[k].comm_durations.sum()))\n"
+            + ")\n"
+        },
+        grades=("ranking_tests",),
+    ),
+    Mutant(
+        name="ranking_reversed",
+        why="ranks by step time saved, smallest saving first",
+        cells={
+            "ranking_answer": _RANKING
+            + "change_ranking = tuple(sorted(_runs, key=lambda k: -_runs[k].step_time))\n"
+        },
+        grades=("ranking_tests",),
+    ),
+]
+
+# Right answers reached another way: each must keep full marks on the grade cells it names.
+RIGHT_ANSWERS = [
+    Mutant(
+        name="contention_grid_search",
+        why="finds the break-even c' numerically with the model on a 0.01 grid (2.85)",
+        cells={
+            "contention_answer": "_grid = np.round(np.arange(0.0, 6.0, 0.01), 2)\n"
+            "_pays = []\n"
+            "for _cc in _grid:\n"
+            "    _t = bucketed_allreduce_timeline(\n"
+            "        layer_backward_times, layer_grad_bytes, 25 * MiB, 12e9, latency,\n"
+            "        2.70 / 2.00 - 1, optimizer_time, FIRST_BUCKET, _cc,\n"
+            "    )\n"
+            "    _pays.append(_t.step_time <= _t.serial_step_time)\n"
+            "max_comm_contention = float(_grid[np.flatnonzero(_pays).max()])\n"
+        },
+        grades=("contention_tests",),
+    ),
+    Mutant(
+        name="contention_rounded",
+        why="1/c rounded to two decimals (2.86)",
+        cells={"contention_answer": "max_comm_contention = 2.86\n"},
+        grades=("contention_tests",),
+    ),
+    Mutant(
+        name="trace_kernels_only",
+        why="keeps the events of category kernel: copies, memsets and syncs have other categories",
+        cells={"trace_ratio_answer": _TRACE_KERNELS_ONLY},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="exposed_by_hand",
+        why="reads the critical path off a hand-drawn timeline: L2, L1, L0",
+        cells={"exposed_answer": "exposed_critical = (3 + 2 + 1.5) * ms\n"},
+        grades=("exposed_tests",),
+    ),
+    Mutant(
+        name="exposed_with_lanes",
+        why="builds the graph with lanes and calls exposed_on_critical_path on it",
+        cells={
+            "exposed_answer": _STEP_RIGHT + "exposed_critical = exposed_on_critical_path(_graph)\n"
+        },
+        grades=("exposed_tests",),
+    ),
+    Mutant(
+        name="ranking_as_list",
+        why="the right ranking as a list",
+        cells={
+            "ranking_answer": _RANKING
+            + "change_ranking = sorted(_runs, key=lambda k: _runs[k].step_time)\n"
+        },
+        grades=("ranking_tests",),
     ),
 ]
