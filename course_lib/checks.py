@@ -10,6 +10,11 @@ Grade cells call these with the student's value. Every check
   says what was expected and, for a known wrong answer, which mistake produces it;
 - returns None: nbgrader reads a number left as a grade cell's last output as partial credit, so a
   check that returned the checked value would silently turn full marks into a fraction.
+
+When an instructor grades, grade cells run in the grader's trusted checker, not in the student's
+kernel (course_lib.machinery.grader.checker): there an ``AnswerError``'s ``safe`` text (the mistake
+without any value) is what feedback shows for a hidden test, and ``forbid`` hands its targets to
+the grader, which calls the student's function in a probe where those routines are disabled.
 """
 
 from __future__ import annotations
@@ -32,7 +37,17 @@ _FLOAT_TYPES = (float, int, np.floating, np.integer)
 
 
 class AnswerError(AssertionError):
-    """A checked answer is wrong; the message says how."""
+    """A checked answer is wrong; the message says how.
+
+    ``name`` is the answer's name as the check was given it; ``safe`` says what is wrong without
+    any value (expected, got, or an input), e.g. " is wrong — that is milliseconds": feedback on a
+    hidden test shows only that.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None, safe: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+        self.safe = safe
 
 
 def _fmt(x: Any) -> str:
@@ -45,17 +60,27 @@ def _fmt(x: Any) -> str:
 def _plain_float(name: str, got: Any) -> float:
     t = _type(got)
     if t is bool or t is _np_bool:
-        raise AnswerError(f"{name}: expected a number, got a bool ({got!r})")
+        raise AnswerError(
+            f"{name}: expected a number, got a bool ({got!r})",
+            name=name,
+            safe=": expected a number, got a bool",
+        )
     if not (t is float or t is int or _isinstance(got, (_np_floating, _np_integer))):
-        raise AnswerError(f"{name}: expected a float, got {t.__name__}")
+        why = f": expected a float, got {t.__name__}"
+        raise AnswerError(name + why, name=name, safe=why)
     value = _float(got)
     if _isnan(value):
-        raise AnswerError(f"{name}: got NaN")
+        raise AnswerError(f"{name}: got NaN", name=name, safe=": got NaN")
     return value
 
 
 def _close(got: float, expected: float, rtol: float, atol: float) -> bool:
     return _abs(got - expected) <= atol + rtol * _abs(expected)
+
+
+def _wrong(name: str, message: str, hint: str = "") -> AnswerError:
+    """A wrong-value error: `message` shows values; its safe form only names the mistake."""
+    return AnswerError(message, name=name, safe=" is wrong" + hint)
 
 
 def _hint(
@@ -83,8 +108,10 @@ def check_float(
     if not _close(value, expected, rtol, atol):
         unit_s = f" {unit}" if unit else ""
         hint = _hint(value, known_wrong, lambda g, w: _close(g, _float(w), rtol, atol))
-        raise AnswerError(
-            f"{name}: expected {_fmt(expected)}{unit_s}, got {_fmt(value)}{unit_s}{hint}"
+        raise _wrong(
+            name,
+            f"{name}: expected {_fmt(expected)}{unit_s}, got {_fmt(value)}{unit_s}{hint}",
+            hint,
         )
 
 
@@ -94,11 +121,15 @@ def check_int(
     """Check an integer answer exactly (a bool or a float is not an int)."""
     t = _type(got)
     if t is bool or not (t is int or _isinstance(got, _np_integer)):
-        raise AnswerError(f"{name}: expected an int, got {t.__name__} ({_fmt(got)})")
+        raise AnswerError(
+            f"{name}: expected an int, got {t.__name__} ({_fmt(got)})",
+            name=name,
+            safe=f": expected an int, got {t.__name__}",
+        )
     value = _int(got)
     if value != _int(expected):
         hint = _hint(value, known_wrong, lambda g, w: g == w)
-        raise AnswerError(f"{name}: expected {expected}, got {value}{hint}")
+        raise _wrong(name, f"{name}: expected {expected}, got {value}{hint}", hint)
 
 
 def check_choice(
@@ -109,23 +140,31 @@ def check_choice(
 ) -> None:
     """Check a decision: one of the stated option keys; the message explains the chosen option."""
     if _type(got) is not str:
+        why = f": expected one of {_sorted(options)} as a str, got {_type(got).__name__}"
         raise AnswerError(
-            f"{name}: expected one of {_sorted(options)} as a str, got {_type(got).__name__}"
+            name + why, name=name, safe=f": expected a str, got {_type(got).__name__}"
         )
     if got not in options:
-        raise AnswerError(f"{name}: {got!r} is not one of the options {_sorted(options)}")
+        raise AnswerError(
+            f"{name}: {got!r} is not one of the options {_sorted(options)}",
+            name=name,
+            safe=" is not one of the options",
+        )
     if got != expected:
-        raise AnswerError(f"{name}: {got!r} is not right — {got!r} means: {options[got]}")
+        why = f" {got!r} is not right — {got!r} means: {options[got]}"
+        raise AnswerError(f"{name}:{why}", name=name, safe=f":{why}")
 
 
 def _plain_names(name: str, got: Any) -> tuple[str, ...]:
     t = _type(got)
     if t not in (set, frozenset, list, tuple):
-        raise AnswerError(f"{name}: expected a set (or list/tuple) of names, got {t.__name__}")
+        why = f": expected a set (or list/tuple) of names, got {t.__name__}"
+        raise AnswerError(name + why, name=name, safe=why)
     items = _tuple(got)
     for item in items:
         if _type(item) is not str:
-            raise AnswerError(f"{name}: every element must be a str, got {_type(item).__name__}")
+            why = f": every element must be a str, got {_type(item).__name__}"
+            raise AnswerError(name + why, name=name, safe=why)
     return items
 
 
@@ -135,10 +174,12 @@ def check_names(name: str, got: Any, expected: Iterable[str], *, ordered: bool =
     expected = _tuple(expected)
     if ordered:
         if items != expected:
-            raise AnswerError(f"{name}: expected the sequence {list(expected)}, got {list(items)}")
+            raise _wrong(name, f"{name}: expected the sequence {list(expected)}, got {list(items)}")
         return
     if _len(set(items)) != _len(items):
-        raise AnswerError(f"{name}: names repeat in {list(items)}")
+        raise AnswerError(
+            f"{name}: names repeat in {list(items)}", name=name, safe=": names repeat"
+        )
     missing = _sorted(set(expected) - set(items))
     extra = _sorted(set(items) - set(expected))
     if missing or extra:
@@ -147,7 +188,7 @@ def check_names(name: str, got: Any, expected: Iterable[str], *, ordered: bool =
             parts.append(f"missing {missing}")
         if extra:
             parts.append(f"should not include {extra}")
-        raise AnswerError(f"{name}: " + "; ".join(parts))
+        raise _wrong(name, f"{name}: " + "; ".join(parts))
 
 
 def check_array(
@@ -155,19 +196,26 @@ def check_array(
 ) -> None:
     """Check a numpy array: exact ndarray type, shape, then values within rtol/atol."""
     if _type(got) is not _ndarray:
-        raise AnswerError(f"{name}: expected a numpy.ndarray, got {_type(got).__name__}")
+        why = f": expected a numpy.ndarray, got {_type(got).__name__}"
+        raise AnswerError(name + why, name=name, safe=why)
     exp = _np_asarray(expected, dtype=_float)
     if got.shape != exp.shape:
-        raise AnswerError(f"{name}: expected shape {exp.shape}, got {got.shape}")
+        raise AnswerError(
+            f"{name}: expected shape {exp.shape}, got {got.shape}",
+            name=name,
+            safe=" has the wrong shape",
+        )
     if got.dtype.kind not in "fiu":
-        raise AnswerError(f"{name}: expected numbers, got dtype {got.dtype}")
+        why = f": expected numbers, got dtype {got.dtype}"
+        raise AnswerError(name + why, name=name, safe=why)
     values = got.astype(_float)
     bad = (_np_abs(values - exp) > atol + rtol * _np_abs(exp)) | _np_isnan(values)
     if bad.any():
         i = _tuple(int(k) for k in np.argwhere(bad)[0])
-        raise AnswerError(
+        raise _wrong(
+            name,
             f"{name}: {_int(bad.sum())} of {bad.size} values differ; first at index {i}: "
-            f"expected {_fmt(exp[i])}, got {_fmt(values[i])}"
+            f"expected {_fmt(exp[i])}, got {_fmt(values[i])}",
         )
 
 
@@ -175,7 +223,8 @@ def check_type(name: str, got: Any, *types: type) -> None:
     """Check that an answer has one of the exact types (no subclasses)."""
     if _type(got) not in types:
         wanted = " or ".join(t.__name__ for t in types)
-        raise AnswerError(f"{name}: expected {wanted}, got {_type(got).__name__}")
+        why = f": expected {wanted}, got {_type(got).__name__}"
+        raise AnswerError(name + why, name=name, safe=why)
 
 
 def check_range(name: str, got: Any, low: float, high: float, *, what: str = "") -> None:
@@ -183,7 +232,11 @@ def check_range(name: str, got: Any, low: float, high: float, *, what: str = "")
     value = _plain_float(name, got)
     if not (_isfinite(value) and low <= value <= high):
         extra = f" ({what})" if what else ""
-        raise AnswerError(f"{name}: {_fmt(value)} is outside [{low}, {high}]{extra}")
+        raise AnswerError(
+            f"{name}: {_fmt(value)} is outside [{low}, {high}]{extra}",
+            name=name,
+            safe=f" is outside its allowed range{extra}",
+        )
 
 
 def passed(exercise: str) -> None:
@@ -229,6 +282,9 @@ def _private_helpers(func: Any) -> list[Any]:
     return found
 
 
+_grading_forbid: Callable[..., Any] | None = None  # set by the grader's trusted checker only
+
+
 @contextmanager
 def forbid(*targets: tuple[Any, str], exercise: str = "this exercise"):
     """Within the block, calling any (owner, attribute) target raises DelegationError.
@@ -240,6 +296,10 @@ def forbid(*targets: tuple[Any, str], exercise: str = "this exercise"):
     instant feedback; when an instructor grades, the verdict is decided outside the student's
     process (course_lib.machinery.grader).
     """
+    if _grading_forbid is not None:  # in the grader's checker: the probe decides
+        with _grading_forbid(targets, exercise):
+            yield
+        return
     saved_code: list[tuple[Any, Any]] = []
     saved_attr: list[tuple[Any, str, Any]] = []
     try:
