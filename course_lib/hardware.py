@@ -11,15 +11,20 @@ Conventions of the table below (one :class:`Accelerator` row per accelerator, dt
 * FLOP/s count a fused multiply-add as 2 FLOPs (the vendors' convention);
 * ``fp32`` is the non-tensor-core (CUDA core) FP32 rate; ``tf32``, ``bf16``, ``fp16``, ``fp8`` are
   tensor-core rates;
-* ``memory_bytes`` is the datasheet capacity with "GB" read as 10**9 bytes (Google's TPU docs say
-  GiB, read as 2**30); the driver reports slightly different usable figures;
+* ``memory_bytes`` is the datasheet capacity in bytes. HBM capacities are binary: the datasheets'
+  "80GB" and "141GB" are GiB (2**30 bytes), as Google's TPU docs say outright ("32 GiB"). The
+  driver confirms it: nvidia-smi reports 81920 MiB for an A100 80GB, 81559 MiB for an H100 80GB
+  HBM3 and 143771 MiB for an H200 — more than 80e9 or 141e9 bytes could hold (the last two keep
+  a little back for the driver);
 * ``memory_bandwidth`` in bytes/s, datasheet figure with "GB/s"/"TB/s" read as 10**9/10**12.
 
 Sources:
 
 * A100: "NVIDIA A100 Tensor Core GPU" datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web),
   column "A100 80GB SXM": FP32 19.5 TFLOPS; TF32 Tensor Core 156 | 312*; BF16 and FP16 Tensor
-  Core 312 | 624* TFLOPS (* with sparsity); 80GB HBM2e; 2,039 GB/s.
+  Core 312 | 624* TFLOPS (* with sparsity); 80GB HBM2e; 2,039 GB/s. The column also lists FP64
+  9.7, FP64 Tensor Core 19.5 and INT8 Tensor Core 624 | 1,248* TOPS, which no table row holds:
+  they are not training dtypes of the lessons.
 * H100 SXM: "NVIDIA H100 Tensor Core GPU" datasheet, column "H100 SXM": FP32 67 TFLOPS; TF32
   Tensor Core 989*; BF16 and FP16 Tensor Core 1,979*; FP8 Tensor Core 3,958* TFLOPS (* with
   sparsity: the datasheet prints only sparse tensor figures); 80GB; 3.35 TB/s. Dense figures from
@@ -82,9 +87,9 @@ _H100_DENSE = (
 _H200_SRC = "NVIDIA H200 Tensor Core GPU datasheet, column H200 SXM"
 _TPU_SRC = "Google Cloud TPU documentation, TPU v4 system architecture"
 
-_A100 = dict(name="A100 SXM 80GB", memory_bytes=80e9, memory_bandwidth=2039e9)
-_H100 = dict(name="H100 SXM", memory_bytes=80e9, memory_bandwidth=3.35e12)
-_H200 = dict(name="H200 SXM", memory_bytes=141e9, memory_bandwidth=4.8e12)
+_A100 = dict(name="A100 SXM 80GB", memory_bytes=80 * 2**30, memory_bandwidth=2039e9)
+_H100 = dict(name="H100 SXM", memory_bytes=80 * 2**30, memory_bandwidth=3.35e12)
+_H200 = dict(name="H200 SXM", memory_bytes=141 * 2**30, memory_bandwidth=4.8e12)
 _SPARSE_NOTE = (
     "2:4 structured sparsity (datasheet asterisk): not eligible for MFU of dense training"
 )
@@ -272,9 +277,9 @@ def eligible_peak(name: str, dtype: str, sparse: bool = False) -> float:
 
 
 def accelerator_table() -> pd.DataFrame:
-    """The accelerator table as a DataFrame (one row per peak; TFLOP/s, GB, GB/s columns added) (cost04)."""
+    """The accelerator table as a DataFrame (one row per peak; TFLOP/s, GiB, GB/s columns added) (cost04)."""
     df = pd.DataFrame([asdict(a) for a in ACCELERATORS])
     df["peak_tflops"] = df["peak_flops"] / 1e12
-    df["memory_gb"] = df["memory_bytes"] / 1e9
+    df["memory_gib"] = df["memory_bytes"] / 2**30
     df["memory_bandwidth_gbs"] = df["memory_bandwidth"] / 1e9
     return df

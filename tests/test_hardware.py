@@ -61,17 +61,30 @@ def test_datasheet_values(name, dtype, sparse, value):
 
 
 def test_h200_has_h100_compute_and_more_memory():
-    """H200 SXM: the same peaks as H100 SXM for every dtype; 141 GB at 4.8 TB/s vs 80 GB, 3.35."""
+    """H200 SXM: the same peaks as H100 SXM for every dtype; 141 GiB at 4.8 TB/s vs 80 GiB, 3.35."""
     h100 = {(a.dtype, a.sparsity): a for a in ACCELERATORS if a.name == "H100 SXM"}
     h200 = {(a.dtype, a.sparsity): a for a in ACCELERATORS if a.name == "H200 SXM"}
     assert h100.keys() == h200.keys()
     for k in h100:
         assert h100[k].peak_flops == h200[k].peak_flops
-    assert h200[("bf16", "dense")].memory_bytes == 141e9
+    assert h200[("bf16", "dense")].memory_bytes == 141 * 2**30
     assert h200[("bf16", "dense")].memory_bandwidth == 4.8e12
-    assert h100[("bf16", "dense")].memory_bytes == 80e9
+    assert h100[("bf16", "dense")].memory_bytes == 80 * 2**30
     assert h100[("bf16", "dense")].memory_bandwidth == 3.35e12
     assert accelerator("A100 SXM 80GB", "bf16").memory_bandwidth == 2039e9
+
+
+@pytest.mark.parametrize(
+    "name, reported_mib",
+    [("A100 SXM 80GB", 81920), ("H100 SXM", 81559), ("H200 SXM", 143771)],
+)
+def test_hbm_capacity_is_binary(name, reported_mib):
+    """The datasheets' "80GB"/"141GB" are GiB: nvidia-smi's total (MiB) fits in the capacity
+    and is within 1 % of it, while it would not fit in 80e9 or 141e9 bytes."""
+    capacity = accelerator(name, "bf16").memory_bytes
+    reported = reported_mib * 2**20
+    assert reported <= capacity and reported / capacity > 0.99
+    assert reported > capacity / 2**30 * 1e9
 
 
 def test_lookup_is_case_insensitive_and_knows_dtype_aliases():
@@ -111,3 +124,4 @@ def test_accelerator_validates_and_table_renders():
     assert len(df) == len(ACCELERATORS)
     row = df[(df["name"] == "H100 SXM") & (df["dtype"] == "bf16") & (df["sparsity"] == "dense")]
     assert float(row["peak_tflops"].iloc[0]) == 989.0
+    assert float(row["memory_gib"].iloc[0]) == 80.0
