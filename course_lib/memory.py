@@ -223,7 +223,7 @@ K_MIN_BLOCK_SIZE = 512  #: all sizes are rounded up to a multiple of 512 bytes
 K_SMALL_SIZE = 1048576  #: largest "small" allocation: 1 MiB (small pool)
 K_SMALL_BUFFER = 2097152  #: small allocations are packed in 2 MiB segments
 K_LARGE_BUFFER = 20971520  #: large allocations between 1 and 10 MiB get 20 MiB segments
-K_MIN_LARGE_ALLOC = 10485760  #: from 10 MiB a request gets its own segment...
+K_MIN_LARGE_ALLOC = 10485760  #: from 10 MiB a request with no cached fit gets its own segment...
 K_ROUND_LARGE = 2097152  #: ...rounded up to a multiple of 2 MiB
 
 
@@ -258,13 +258,16 @@ class CachingAllocator:
       a multiple of 2 MiB (``get_allocation_size``);
     * a block larger than the request is split when the remainder is >= 512 bytes (small pool) or
       > 1 MiB (large pool) (``should_split``); otherwise the whole block is handed out;
-    * a freed block merges with free neighbours in its segment and stays reserved: segments go
-      back to the device only on :meth:`empty_cache` (``torch.cuda.empty_cache``).
+    * a freed block merges with free neighbours in its segment and stays reserved: a segment
+      goes back to the device only when it is entirely free, on :meth:`empty_cache`
+      (``torch.cuda.empty_cache``) or when a ``cudaMalloc`` fails — PyTorch then frees every
+      entirely free cached segment and retries (``release_cached_blocks``; not modelled here).
 
     ``allocated_bytes`` counts the handed-out block sizes (``torch.cuda.memory_allocated``),
     ``reserved_bytes`` the segments (``torch.cuda.memory_reserved``), ``requested_bytes`` the
     bytes asked for. Always requested <= allocated <= reserved. Not modelled: several streams,
-    out-of-memory retries, ``max_split_size_mb``, expandable segments, CUDA graphs.
+    a device limit and the release-and-retry on a failed ``cudaMalloc``, ``max_split_size_mb``,
+    expandable segments, CUDA graphs.
     """
 
     def __init__(self) -> None:
@@ -458,15 +461,20 @@ def activation_bytes_per_layer(
     tensor + sequence parallel                    (s·b·h/t)·(34 + 5·a·s/h)
     tensor parallel + selective recompute         s·b·h·(10 + 24/t)
     tensor + sequence parallel + selective        34·s·b·h/t
-    full recompute                                2·s·b·h
+    full recompute (input replicated on t ranks)  2·s·b·h
+    full recompute, tensor + sequence parallel    2·s·b·h/t
     ============================================  ==========================
 
     As in the paper: 16-bit (2-byte) activations, 1-byte dropout masks, one attention block, one
     MLP block (4h) and two layer norms per layer; small buffers (layer-norm statistics, biases)
     ignored. 34 = attention 11 + MLP 19 + layer norms 4 (×s·b·h); 5·a·s/h is the a·s²·b-sized
     softmax output (2 bytes), its dropout mask (1) and the dropout output (2). Selective
-    recomputation drops exactly that term; full recomputation keeps only each layer's 2-byte input
-    (the table's row, not divided by t).
+    recomputation drops exactly that term; full recomputation keeps only each layer's 2-byte input:
+    2·s·b·h as Table 2 prints it, for an input replicated on every tensor-parallel rank; under
+    sequence parallelism the layer input lies in the sequence-parallel region (§4.2.2), each rank
+    holds its s/t slice, and the checkpoint is 2·s·b·h/t (Megatron-LM saves that slice; its
+    ``distribute_saved_activations`` option, which splits a replicated input across the ranks,
+    is switched off under sequence parallelism).
     """
     s = _count(seq_len, "seq_len")
     b = _count(micro_batch, "micro_batch")
@@ -479,7 +487,7 @@ def activation_bytes_per_layer(
         raise ValueError(f"recompute must be 'none', 'selective' or 'full', got {recompute!r}")
     sbh = float(s) * b * h
     if recompute == "full":
-        return 2.0 * sbh
+        return 2.0 * sbh / t if sequence_parallel else 2.0 * sbh
     attention_scores = 5.0 * a * s / h if recompute == "none" else 0.0
     if sequence_parallel:
         return sbh / t * (34.0 + attention_scores)

@@ -7,18 +7,17 @@
 # **Time:** 32 min · **Level:** advanced
 #
 # You will be able to
-# - compute live bytes over time from allocation and free events, find the moment of the peak
-#   and name the tensors live at that moment;
-# - explain why a sum of per-operator allocations overstates memory, and why a transient
-#   workspace counts only while it lives;
-# - predict allocated and reserved bytes of PyTorch's caching allocator, and say what else the
-#   device holds;
+# - compute live bytes from allocation and free events, find the peak and name what is live
+#   then;
+# - explain why a sum of per-operator allocations overstates memory;
+# - predict the allocated and reserved bytes of PyTorch's caching allocator, and say what else
+#   the device holds;
 # - estimate a transformer layer's activation bytes under no, selective and full recomputation
-#   (Korthikanti et al. 2022) and decide which policy fits a device.
+#   (Korthikanti et al. 2022).
 #
-# **What you need:** cost01 (a step as ops on a timeline); pandas boolean indexing and
-# `groupby`, numpy `cumsum` and `argsort`; the shapes of a transformer layer — sequence length
-# $s$, micro-batch size $b$, hidden size $h$, attention heads $a$.
+# **What you need:** cost01 (a step as ops on a timeline); pandas boolean indexing, numpy
+# `cumsum`; a transformer layer's shapes — sequence length $s$, micro-batch size $b$, hidden
+# size $h$, attention heads $a$.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # %matplotlib inline
@@ -36,9 +35,7 @@ from course_lib.checks import (
     forbid,
     passed,
 )
-from course_lib.explorers.activation_memory import (
-    activation_memory_explorer,
-)
+from course_lib.explorers.activation_memory import activation_memory_explorer
 from course_lib.figures.memory import memory_timeline
 from course_lib.memory import (
     STEP_CATEGORIES,
@@ -46,7 +43,6 @@ from course_lib.memory import (
     activation_bytes_per_layer,
     lifetimes,
     live_bytes,
-    live_bytes_by_category,
     peak,
     simulate_allocator,
     training_step_events,
@@ -54,7 +50,8 @@ from course_lib.memory import (
 
 rng = np.random.default_rng(5)  # the course's convention; nothing in this lesson is random
 ms = 1e-3  # one millisecond in seconds
-KiB, MiB, GiB = 2**10, 2**20, 2**30  # binary units, as PyTorch's memory summaries use
+# Binary units throughout, as PyTorch and nvidia-smi report memory (nvidia-smi prints MiB).
+KiB, MiB, GiB = 2**10, 2**20, 2**30
 
 # The exercises' step: 8 layers, h = 1024, 16 heads, 2048-token sequences, an 8192-token
 # vocabulary, one sequence per micro-batch, selective recomputation.
@@ -66,22 +63,21 @@ EX_STEP = training_step_events(**EX_SHAPE, recompute="selective")
 # %% [markdown]
 # ## 1. Live bytes are a sweep over allocation and free events
 #
-# A memory profile of a training step is a list of **events**: at time $t$ a tensor of $n$ bytes
-# is allocated, or freed. Tensor $i$ lives on the half-open interval $[a_i, f_i)$ from its
-# allocation to its free ($f_i = \infty$ if it is never freed), and the **live bytes** at time
-# $t$ are
+# A memory profile of a step is a list of **events**: at time $t$ a tensor of $n$ bytes is
+# allocated, or freed. Tensor $i$ lives on the half-open interval $[a_i, f_i)$ ($f_i = \infty$
+# if it is never freed), and the **live bytes** at time $t$ are
 #
 # $$M(t) = \sum_i n_i \, [\,a_i \le t < f_i\,],$$
 #
 # where $n_i$ is tensor $i$'s size and $[\cdot]$ is 1 when the condition holds. Because the
 # intervals are half-open, a tensor freed at $t$ and one allocated at $t$ are never live
-# together: at equal times, **frees count before allocations**. That is also what the allocator
-# does when an op's output takes the memory its input just released. The **peak** is
-# $\max_t M(t)$, and it is a moment: the first $t$ where the maximum is reached.
+# together: at equal times, **frees count before allocations**, as when an op's output takes the
+# memory its input just released. The **peak** is $\max_t M(t)$, a moment: the first $t$ where
+# the maximum is reached.
 #
-# $M$ only changes at event times, so one sort and one cumulative sum give all of it: order the
-# events by time, add $+n$ for an allocation and $-n$ for a free, and read the running total
-# after the last event at each time. Here is a two-layer toy step, in MiB and milliseconds.
+# $M$ changes only at event times, so one sort and one cumulative sum give all of it: $+n$ for
+# an allocation, $-n$ for a free, and the running total after the last event at each time. A
+# two-layer toy step, in MiB and milliseconds:
 
 # %%
 toy = pd.DataFrame(
@@ -99,7 +95,7 @@ toy = pd.DataFrame(
     columns=["time", "tensor", "bytes", "kind", "category"],
 )
 times, level = live_bytes(toy)
-print("time (ms):      ", times / ms)
+print("time (ms):       ", times / ms)
 print("live bytes (MiB):", level / MiB)
 toy_peak = peak(toy)
 print(f"peak {toy_peak.bytes / MiB:.0f} MiB at {toy_peak.time / ms:.0f} ms")
@@ -108,92 +104,62 @@ memory_timeline(toy, title="Toy step: live bytes by category")
 plt.show()
 
 # %% [markdown]
-# Read the stack from the bottom: weights, then the two layers' activations, then a matmul
-# workspace that lives for 1 ms. The peak, 120 MiB at 3 ms, is exactly the four tensors live
-# then. Notice 4 ms: the workspace is freed and `grad2` allocated at the same timestamp. Frees
-# first gives 110 MiB. Had you processed the allocation first and taken the maximum over every
-# intermediate total, you would report 130 MiB — a peak that never existed. Summing every
-# allocation gives 140 MiB: the tensors that are never live together are counted together.
-#
-# `course_lib.memory` implements the sweep (`live_bytes`, `peak`) and tests it against a
-# brute-force sum over tensors at every event time. In Exercise 1 you write it yourself.
+# Read the stack from the bottom: weights, two layers' activations, a matmul workspace that lives
+# for 1 ms. The peak, 120 MiB at 3 ms, is exactly the four tensors live then. At 4 ms the
+# workspace is freed and `grad2` allocated: frees first gives 110 MiB; allocation first, with a
+# maximum over every intermediate total, reports 130 MiB, a peak that never existed. Summing every
+# allocation gives 140 MiB. In Exercise 1 you write the sweep yourself.
 
 # %% [markdown]
 # ## 2. The peak is a moment, early in the backward pass
 #
-# Now a real-sized step. `training_step_events()` builds the allocation and free events of one
-# training step of a GPT-style model shaped like GPT-2 small — 12 layers, hidden size
-# $h = 768$, 12 heads, a 50257-token vocabulary, about 124 M parameters — on sequences of
-# $s = 1024$ tokens, $b = 4$ sequences per micro-batch. It is a model, not a trace: each op
-# allocates what an unfused PyTorch implementation would — the saved tensors Korthikanti et al.
-# itemize (section 5) plus the transients — with durations from a FLOP and byte count, and it is
-# deterministic. Its categories are
+# `training_step_events()` builds the events of one training step of a GPT-2-small-shaped model
+# (12 layers, $h = 768$, 12 heads, a 50257-token vocabulary) on $s = 1024$, $b = 4$. It is a
+# deterministic model, not a trace: each op allocates what an unfused PyTorch implementation
+# would. Its categories:
 #
-# - **weight** and **optimizer**: bf16 weights, and Adam's fp32 master weights and two moments —
-#   $2 + 12$ bytes per parameter, plus 2 for the bf16 gradient makes the 16 bytes per parameter
-#   of mixed-precision Adam (Rajbhandari et al. 2020, ZeRO, §3.1). Allocated before the step,
-#   never freed;
-# - **activation**: the tensors the forward pass saves for the backward pass (section 5 itemizes
-#   them), including the fp32 log-probabilities the cross-entropy keeps;
-# - **workspace**: everything transient — forward intermediates that are not saved, activation
-#   gradients, the loss's fp32 gradients, the optimizer's scratch buffer;
-# - **gradient**: weight gradients, allocated when the backward pass computes them and freed
-#   by `zero_grad(set_to_none=True)` at the end of the step.
+# - **weight**, **optimizer**: bf16 weights, Adam's fp32 master weights and moments (with the
+#   bf16 gradient, 16 bytes per parameter; Rajbhandari et al. 2020, ZeRO, §3.1); never freed;
+# - **activation**: tensors saved for the backward pass (section 5);
+# - **workspace**: everything transient — unsaved intermediates, activation gradients, the
+#   loss's fp32 gradients, optimizer scratch;
+# - **gradient**: weight gradients, freed by `zero_grad(set_to_none=True)`.
 
 # %%
 step = training_step_events()  # GPT-2-small shape, s = 1024, b = 4, no recomputation
-print(f"{len(step)} events, {step['tensor'].nunique()} tensors")
-display(step.iloc[40:48])
 step_peak = peak(step)
 print(
-    f"peak {step_peak.bytes / GiB:.2f} GiB at {step_peak.time / ms:.2f} ms; "
+    f"{len(step)} events; peak {step_peak.bytes / GiB:.2f} GiB at {step_peak.time / ms:.2f} ms; "
     f"forward ends at {step.loc[step['phase'] == 'forward', 'time'].max() / ms:.2f} ms"
 )
 memory_timeline(step, title="One training step, GPT-2-small shape, s = 1024, b = 4")
 plt.show()
+by_category = step_peak.live.groupby("category")["bytes"].sum().reindex(STEP_CATEGORIES)
+display((by_category.fillna(0) / GiB).round(3).to_frame("GiB at the peak"))
+display(step_peak.live.head(5).assign(bytes=lambda d: d["bytes"] / MiB))
 
 # %% [markdown]
 # The orange ramp is the forward pass saving activations layer by layer; the backward pass
-# releases them in reverse, one layer at a time, while green weight gradients accumulate. The
-# peak — dashed line — sits just after the forward pass ends, at the first ops of the backward
-# pass: every activation is still live, and the loss's backward allocates its gradients on top
-# of them before anything has been freed. Attribute it: what is live at that moment?
-
-# %%
-by_category = step_peak.live.groupby("category")["bytes"].sum().reindex(STEP_CATEGORIES)
-display((by_category.fillna(0) / GiB).round(3).to_frame("GiB at the peak"))
-display(step_peak.live.head(8).assign(bytes=lambda d: d["bytes"] / MiB))
-
-# %% [markdown]
-# About 4.8 GiB of the 7.9 GiB are activations, 1.6 GiB are weights and optimizer state — and
-# 1.5 GiB are two workspaces that live for two milliseconds or less: `head.d_log_probs` and
-# `head.d_logits_fp32`, the loss's fp32 gradients with respect to the $s \times b \times V$
-# log-probabilities and logits ($4 \cdot 1024 \cdot 4 \cdot 50257$ bytes $\approx$ 0.77 GiB
-# each). The loss's
-# `log_softmax` backward needs its saved fp32 output, its incoming gradient and its result
-# at once: $12\,sbV$ bytes. With a large vocabulary and a small model, the cross-entropy is often
-# the single largest memory consumer of the step (Wijmans et al. 2025, "Cut Your Losses in
-# Large-Vocabulary Language Models", abstract), and fused or chunked losses exist for that
-# reason.
+# releases them in reverse while green weight gradients accumulate. The peak (dashed line) sits
+# at the first ops of the backward pass: every activation is still live, and the loss's backward
+# allocates on top before anything is freed.
 #
-# A transient counts only while it lives. The same workspaces that decide this peak are
-# irrelevant a few milliseconds later; a 3 GiB workspace in the middle of the backward pass,
-# when half the activations are gone, would not move the peak at all. This is why you attribute
-# the peak at its moment, not per op.
+# Attribute it. Of the 7.9 GiB, 4.8 GiB are activations, 1.6 GiB weights and optimizer state,
+# and 1.5 GiB two workspaces that live two milliseconds or less: `head.d_log_probs` and
+# `head.d_logits_fp32`, the loss's fp32 gradients over the $s \times b \times V$ logits
+# ($4 \cdot 1024 \cdot 4 \cdot 50257$ bytes $\approx 0.77$ GiB each). A transient counts only
+# while it lives: the same 3 GiB allocated mid-backward, when half the activations are gone,
+# would not move this peak at all. That is why you attribute the peak at its moment, not per op.
 
 # %% [markdown]
 # ## 3. Summing per-operator allocations overstates the peak
 #
-# A per-operator memory table — the memory columns of a profiler's op summary, or your own log
-# of what each op allocates — answers "how much did this op allocate?". Adding up that column
-# answers nothing useful: it counts tensors that never coexist.
+# A per-operator memory table — a profiler's memory columns, or your log of what each op
+# allocates — answers "how much did this op allocate?". Its total counts tensors that never
+# coexist.
 
 # %%
 allocated = step[step["kind"] == "alloc"]
-per_op = allocated.groupby("op")["bytes"].sum().sort_values(ascending=False)
-print(f"sum of all allocations: {allocated['bytes'].sum() / GiB:.1f} GiB")
-print(f"peak live bytes:        {step_peak.bytes / GiB:.1f} GiB")
-display((per_op.head(6) / MiB).round(1).to_frame("allocated by the op (MiB)"))
 totals = pd.DataFrame(
     {
         "sum of allocations (GiB)": allocated.groupby("category")["bytes"].sum() / GiB,
@@ -201,34 +167,33 @@ totals = pd.DataFrame(
     }
 ).reindex(STEP_CATEGORIES)
 display(totals.fillna(0).round(2))
+print(f"sum {allocated['bytes'].sum() / GiB:.1f} GiB, peak {step_peak.bytes / GiB:.1f} GiB")
 
 # %% [markdown]
-# The allocations add up to 16.2 GiB, twice the 7.9 GiB peak. Category by category, the
-# workspace row shows the gap: 9.6 GiB of transients were allocated during the step, 1.5 GiB of
-# them were live at the peak. Weights and optimizer state match because they are live all the
-# time; gradients are allocated during the backward pass and are not live at all at this peak.
-# The per-op table is still useful — it tells you which op to fuse or chunk — but only the sweep
-# tells you the requirement.
+# 16.2 GiB of allocations against a 7.9 GiB peak. The workspace row shows the gap: 9.6 GiB of
+# transients over the step, 1.5 GiB of them live at the peak. The per-op table still tells you
+# which op to fuse or chunk; only the sweep tells you the requirement.
 
 # %% [markdown]
 # ## 4. The allocator reserves more than it allocates, and the device holds more than the allocator
 #
-# Live bytes are what tensors ask for. PyTorch does not call `cudaMalloc` for every tensor: its
-# **caching allocator** reserves large *segments* from the device and hands out *blocks* of
-# them. With the default configuration (constants of `c10/cuda/CUDACachingAllocator.cpp`):
+# PyTorch does not call `cudaMalloc` for every tensor: its **caching allocator** reserves
+# *segments* from the device and hands out *blocks* of them. With the default configuration
+# (`c10/cuda/CUDACachingAllocator.cpp`):
 #
-# - every request is rounded up to a multiple of 512 bytes;
-# - requests of at most 1 MiB come from a small pool of 2 MiB segments; requests between 1 and
-#   10 MiB get a 20 MiB segment; from 10 MiB a request gets a segment of its own, rounded up to
-#   a multiple of 2 MiB;
-# - a free block is reused best-fit; a block is split only if the remainder is at least 512
-#   bytes (small pool) or more than 1 MiB (large pool) — otherwise the request gets the whole
-#   block;
-# - a freed block stays in its segment; segments return to the device only on
-#   `torch.cuda.empty_cache()`, and only when they are entirely free.
+# - a request is rounded up to a multiple of 512 bytes; rounded requests up to 1 MiB use the
+#   small pool, larger ones the large pool;
+# - the smallest cached free block of the pool that fits is reused (best fit). Only when none
+#   fits is a new segment reserved: 2 MiB for a small request, 20 MiB for one below 10 MiB, and
+#   from 10 MiB the request rounded up to a multiple of 2 MiB;
+# - a block is split only if the remainder is at least 512 bytes (small pool) or more than
+#   1 MiB (large pool); otherwise the request gets the whole block;
+# - a freed block stays in its segment. An entirely free segment goes back to the device on
+#   `torch.cuda.empty_cache()`, or when a `cudaMalloc` fails: the allocator then releases every
+#   entirely free cached segment and retries before it reports out of memory.
 #
-# `torch.cuda.memory_allocated()` counts the blocks handed out, `memory_reserved()` the segments.
-# Always requested $\le$ allocated $\le$ reserved. `CachingAllocator` models these rules.
+# `torch.cuda.memory_allocated()` counts the blocks handed out, `memory_reserved()` the
+# segments: requested $\le$ allocated $\le$ reserved. `CachingAllocator` models these rules.
 
 # %%
 alloc = CachingAllocator()
@@ -243,13 +208,11 @@ display(alloc.segments())
 print(f"empty_cache() releases {alloc.empty_cache() / MiB:.0f} MiB")
 
 # %% [markdown]
-# Three segments for four tensors. `c` (11 MiB) got a 12 MiB segment of its own, and all 12 MiB
-# of it count as allocated: the 1 MiB left over is not more than 1 MiB, so it is not split off.
-# `a` and `d` share a 20 MiB segment, `b` sits in a 2 MiB small segment. After `a` is freed,
-# 14.3 MiB are requested, 15.3 MiB allocated, 34 MiB reserved — 18.7 MiB of it free, in three
-# pieces — and `empty_cache()` returns nothing: no segment is entirely free.
-#
-# Replay the training step through the model with `simulate_allocator`:
+# Three segments for four tensors. `c` (11 MiB) found no cached block and got a 12 MiB segment;
+# the 1 MiB left over is not more than 1 MiB, so all 12 MiB count as allocated. `a` and `d` share
+# a 20 MiB segment, `b` sits in a 2 MiB small segment. After `a` is freed: 14.3 MiB requested,
+# 15.3 MiB allocated, 34 MiB reserved, and `empty_cache()` returns nothing, because every segment
+# still holds a live block. Now the whole step through the model:
 
 # %%
 replay = simulate_allocator(step)
@@ -264,32 +227,28 @@ for column, colour, style, label in [
     )
 ax.set(xlabel="time (ms)", ylabel="GiB", ylim=(0, 9.5))
 ax.set_title("The step through the caching-allocator model", loc="left")
-ax.legend(frameon=False, loc="lower right")
+ax.legend(frameon=False, loc="upper left")
 ax.grid(alpha=0.3)
 plt.show()
-print(
-    f"peaks: requested {replay['requested'].max() / GiB:.2f} GiB, allocated "
-    f"{replay['allocated'].max() / GiB:.2f} GiB, reserved {replay['reserved'].max() / GiB:.2f} GiB"
-)
 print(
     f"after the step: allocated {replay['allocated'].iloc[-1] / GiB:.2f} GiB, "
     f"reserved {replay['reserved'].iloc[-1] / GiB:.2f} GiB"
 )
 
 # %% [markdown]
-# Allocated tracks requested (dotted) closely: rounding costs little with tensors this large.
-# Reserved climbs in segment-sized steps, tops out 0.4 GiB above the peak and **never comes
-# down**: after the step, 1.6 GiB are allocated and 8.4 GiB reserved. The next step reuses the
-# cached segments, which is the point of the cache. A different mix of sizes can fragment it —
-# enough free bytes in total, no free block large enough — and then reserved grows further.
+# Allocated tracks requested (dotted): rounding costs little with tensors this large. Reserved
+# climbs in segment-sized steps, tops out 0.4 GiB above the peak and **stays**: after the step
+# 1.6 GiB are allocated, 8.4 GiB reserved. Reserved but free is not lost: the next requests that
+# fit a cached block take it. A different mix of sizes fragments the cache — enough free bytes,
+# no block large enough, no segment entirely free — and reserved grows.
 #
-# What the device reports (`nvidia-smi`, `torch.cuda.mem_get_info()`) is larger still. The
-# PyTorch documentation (CUDA semantics, "Memory management") warns that memory cached by the
-# allocator "will still show as if used in nvidia-smi". Beyond the allocator's reserved bytes,
-# the process also holds the CUDA context (driver state and loaded kernels, hundreds of MiB),
-# NCCL's communication buffers (their size is set by `NCCL_BUFFSIZE`, per communicator), and
-# whatever other libraries `cudaMalloc` themselves; other processes on the same device add their
-# own. So `max_memory_allocated()` is a lower bound on what a job needs, not the answer.
+# The device reports more still. PyTorch's documentation (CUDA semantics, "Memory management")
+# warns that cached memory "will still show as if used in nvidia-smi", and the process also holds
+# the CUDA context (hundreds of MiB), NCCL's communication buffers and whatever other libraries
+# `cudaMalloc` themselves. So `max_memory_allocated()` is a lower bound on what a job needs.
+# Device sizes follow the same binary units: an "80 GB" A100 or H100 carries 80 GiB of HBM, and
+# `nvidia-smi` reports 81,920 MiB (A100) or 81,559 MiB (H100 SXM) of it — not $80 \times 10^9$
+# bytes.
 
 # %% [markdown]
 # ## 5. Activation bytes per layer: sbh(34 + 5as/h), and what recomputation removes
@@ -301,29 +260,27 @@ print(
 # $$\text{activations per layer} = sbh\left(34 + \frac{5as}{h}\right) \text{ bytes},$$
 #
 # where $s$ is the sequence length, $b$ the micro-batch size, $h$ the hidden size and $a$ the
-# number of attention heads. The 34 is $11\,sbh$ of attention inputs (the QKV input, Q, K, V,
-# the output projection's input, a dropout mask), $19\,sbh$ of MLP (its input, the $4h$-wide GeLU
-# input and output, a mask) and $4\,sbh$ for the two layer-norm inputs. The $5as/h$ term is the
-# $a \times s \times s$ attention matrix stored three times: softmax output (2 bytes), its dropout
-# mask (1) and the dropout output (2), $5as^2b$ bytes. Their Table 2 gives the variants:
+# number of heads. The 34 is attention (11), MLP (19) and layer norms (4); $5as/h$ is the
+# $a \times s \times s$ attention matrix stored three times (softmax output, dropout mask,
+# dropout output: $5as^2b$ bytes). With tensor parallelism of degree $t$ plus **sequence
+# parallelism** (§4.2.2), every saved tensor is split over the $t$ ranks:
 #
-# | setting | bytes per layer |
+# | recomputation | bytes per layer per rank, tensor + sequence parallel |
 # |---|---|
-# | no parallelism | $sbh\,(34 + 5as/h)$ |
-# | tensor + sequence parallel, degree $t$ | $\frac{sbh}{t}(34 + 5as/h)$ |
-# | tensor + sequence parallel + selective recomputation | $34\,sbh/t$ |
-# | full recomputation | $2\,sbh$ |
+# | none | $\frac{sbh}{t}(34 + 5as/h)$ |
+# | selective | $34\,sbh/t$ |
+# | full | $2\,sbh/t$ |
 #
-# **Selective recomputation** (§5) drops the $5as^2b$ attention tensors and recomputes them —
-# the QKᵀ product, softmax, dropout and attention over V — just before the layer's backward:
-# they take most of the memory but little of the compute. **Full recomputation** keeps only each
-# layer's 2-byte input and reruns the whole layer forward before its backward. For the step of
-# section 2, $5as/h = 5 \cdot 12 \cdot 1024 / 768 = 80$, so the attention matrix is 80 of 114
-# units; for GPT-3 175B ($a = 96$, $s = 2048$, $h = 12288$) it is 80 too, so selective
-# recomputation removes $80/114 = 70\,\%$ of its activation memory.
+# **Selective recomputation** (§5) drops the $5as^2b$ attention tensors and recomputes them just
+# before the layer's backward: most of the memory, little of the compute. **Full recomputation**
+# keeps only each layer's 2-byte input and reruns the whole layer forward. Table 2 prints that row
+# as $2\,sbh$: an input replicated on every rank, as under tensor parallelism alone. Under
+# sequence parallelism the layer input is already split along $s$, so each rank keeps its
+# $2\,sbh/t$ slice (Megatron-LM does). At $t = 1$ the rows read $sbh(34 + 5as/h)$, $34\,sbh$,
+# $2\,sbh$.
 #
-# The events of `training_step_events` save exactly these tensors. Check one layer at the end of
-# the forward pass against the formula, for each policy, and compare the three timelines.
+# `training_step_events` saves exactly these tensors ($t = 1$). Check one layer against the
+# formula, and compare the three timelines:
 
 # %%
 s, b, h, a = 1024, 4, 768, 12
@@ -339,7 +296,7 @@ for p, ev in steps.items():
     formula = activation_bytes_per_layer(s, b, h, a, recompute=p)
     print(
         f"{p:>9}: layer 3 saves {layer3['bytes'].sum() / MiB:6.1f} MiB, "
-        f"Table 2 {formula / MiB:6.1f} MiB; peak {peak(ev).bytes / GiB:.2f} GiB, "
+        f"formula {formula / MiB:6.1f} MiB; peak {peak(ev).bytes / GiB:.2f} GiB, "
         f"step {ev['time'].max() / ms:.1f} ms"
     )
 
@@ -352,35 +309,24 @@ for ax, (p, ev) in zip(axes, steps.items(), strict=True):
 plt.show()
 
 # %% [markdown]
-# Same axes, three policies. Selective recomputation shrinks the orange ramp by 80/114 and costs
-# 12 % more step time here (the recomputed attention: small in FLOPs, but memory-bound in this
-# model); full recomputation leaves a thin 6 MiB sliver per layer and reruns each layer's
-# forward in the backward pass — the sawtooth — for 28 % more time. Notice what does not shrink:
-# weights, optimizer state and the loss's 2.3 GiB of fp32 work. The peak stays at
-# `log_softmax_bwd` under all three policies; only a fused or chunked loss would move it.
-#
-# Under pipeline parallelism with 1F1B, the first stage holds $p$ micro-batches of $L/p$ layers
-# each: $L$ layers' worth of activations, whatever $p$ (Korthikanti et al. 2022, §4.2.3). That is
-# the number to compare with a device, and Exercise 5 does.
+# Same axes, three policies. Here $5as/h = 80$ of 114 units, so selective recomputation shrinks
+# the orange ramp by 70 % for 12 % more step time; full recomputation leaves a thin sliver per
+# layer and reruns each layer's forward in the backward pass (the sawtooth) for 28 % more.
+# Weights, optimizer state and the loss's 2.3 GiB of fp32 work do not shrink: the peak stays at
+# `log_softmax_bwd` under all three.
 
 # %% [markdown]
 # ## Explore
 #
-# The explorer rebuilds the step of section 2 for the sequence length $s$, micro-batch size $b$
-# and recomputation policy you choose, draws its memory timeline with the peak, and compares one
-# layer's saved activations with Table 2. The y axis is shared by the three policies of a shape,
-# so toggling them shows the stack shrink. Try:
+# The explorer rebuilds section 2's step for the $s$, $b$ and policy you choose and compares one
+# layer's saved bytes with the formula; the three policies of a shape share the y axis. Try:
 #
 # 1. $s = 1024$, $b = 4$: toggle none → selective → full. The peak falls from 7.9 to 5.1 to
 #    4.0 GiB, the step time rises, and the peak stays at `log_softmax_bwd`.
-# 2. $s = 2048$, $b = 16$, none: 75 GiB, near the dotted 80 GiB line. Which policy would you
-#    pick, and what does it cost in step time?
-# 3. $s = 128$, $b = 1$: the activations are small, and the peak jumps to the optimizer step,
-#    where every weight gradient and the optimizer's scratch buffer are live. Find the smallest
-#    $b$ at which it returns to the backward pass, then do the same at $s = 256$. What do the two
-#    answers have in common?
-# 4. Watch the "sum of all allocations" row as you drag $b$: it is always several times the
-#    peak.
+# 2. $s = 2048$, $b = 16$, none: 75 GiB, near the dotted line of an 80 GiB device. Which policy
+#    would you pick, and what does it cost in step time?
+# 3. $s = 128$, $b = 1$: the peak jumps to the optimizer step, where every weight gradient and
+#    the optimizer's scratch are live. At which $b$ does it return to the backward pass?
 
 # %%
 activation_memory_explorer()
@@ -390,11 +336,9 @@ activation_memory_explorer()
 #
 # Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: its visible
 # checks give quick feedback; hidden tests check more cases when the notebook is graded. Sizes
-# are in bytes (use `MiB`, `GiB` from the setup cell), times in seconds.
-#
-# Exercises 2 and 3 use `EX_STEP`, defined in the setup cell: the events of one step of an
-# 8-layer model with $h = 1024$, 16 heads, 2048-token sequences, one sequence per micro-batch,
-# an 8192-token vocabulary and **selective** recomputation.
+# are in bytes (`MiB`, `GiB` from the setup cell), times in seconds. Exercise 2 uses `EX_STEP`
+# from the setup cell: 8 layers, $h = 1024$, 16 heads, $s = 2048$, $b = 1$, an 8192-token
+# vocabulary, **selective** recomputation.
 
 # %%
 memory_timeline(EX_STEP, title="The exercises' step (EX_STEP)")
@@ -404,15 +348,14 @@ plt.show()
 # ### Exercise 1 — Implement the peak-live sweep (3 points)
 #
 # Write `peak_live(events)` returning `(time, bytes)`, two floats: the first time at which live
-# bytes reach their maximum, and that maximum. `events` is a DataFrame with columns `time`,
-# `tensor`, `bytes` and `kind` (`"alloc"` or `"free"`), possibly more, **in any row order**.
+# bytes reach their maximum, and that maximum. `events` has columns `time`, `tensor`, `bytes` and
+# `kind` (`"alloc"` or `"free"`), possibly more, **in any row order**. A tensor lives on
+# $[a_i, f_i)$; one never freed stays live; at equal times frees count first, so a tensor
+# allocated and freed at the same time is never live.
 #
-# - A tensor lives on $[a_i, f_i)$; one never freed stays live to the end.
-# - The live bytes at time $t$ are those after every event at $t$: frees count before
-#   allocations at equal times, and a tensor allocated and freed at the same time is never live.
-# - Use numpy or pandas (a sort and a cumulative sum). While the grade cell runs your function,
-#   it disables `live_bytes`, `live_bytes_by_category`, `peak` and `simulate_allocator` of
-#   `course_lib.memory`, and the `CachingAllocator`.
+# Use numpy or pandas. While the grade cell runs your function it disables `course_lib.memory`'s
+# `live_bytes`, `live_bytes_by_category`, `peak`, `simulate_allocator`, the private helpers they
+# call, and the `CachingAllocator`.
 
 
 # %% nbgrader={"grade": false, "grade_id": "peak_live_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -435,10 +378,12 @@ print("toy step:", peak_live(toy), " expected", (toy_peak.time, toy_peak.bytes))
 """Exercise 1: peak_live(events) -> (time, bytes), without course_lib's sweep."""
 import course_lib.memory as _memory
 
-_FORBIDDEN = [
-    (_memory, name)
-    for name in ("live_bytes", "live_bytes_by_category", "peak", "simulate_allocator", "_levels")
-] + [(_memory.CachingAllocator, "malloc")]
+# The private helpers first, so that a call to one is reported by its own name; forbid also
+# disables any other private helper a listed routine calls.
+_SWEEPS = ("_ordered", "_levels", "live_bytes", "live_bytes_by_category", "peak")
+_FORBIDDEN = [(_memory, name) for name in (*_SWEEPS, "simulate_allocator")] + [
+    (_memory.CachingAllocator, "malloc")
+]
 
 
 def _events(rows):
@@ -467,7 +412,7 @@ check_float(
 ### BEGIN HIDDEN TESTS
 _cases = [
     # (rows, time, bytes, mistakes): ties at one timestamp; a tensor never freed; zero lifetime;
-    # equal maxima (the first counts); rows shuffled.
+    # rows out of time order; equal maxima (the first counts).
     (
         [
             (0.0, "a", 100.0, "alloc"),
@@ -516,6 +461,17 @@ _cases = [
         20.0,
         {},
     ),
+    (
+        [
+            (5.0, "m", 70.0, "free"),
+            (0.0, "n", 10.0, "alloc"),
+            (2.0, "m", 70.0, "alloc"),
+            (8.0, "n", 10.0, "free"),
+        ],
+        2.0,
+        80.0,
+        {10.0: "the events summed in row order, not in time order"},
+    ),
 ]
 with forbid(*_FORBIDDEN, exercise="Exercise 1 (hidden cases)"):
     _answers = [peak_live(_events(rows)) for rows, *_ in _cases]
@@ -540,19 +496,14 @@ passed("Exercise 1")
 # %% [markdown]
 # ### Exercise 2 — What is live at the peak of `EX_STEP`? (2 points)
 #
-# Find the peak of `EX_STEP` (you may use `course_lib.memory` from here on). Set
-#
-# - `ex_peak_workspaces` to the set of names (strings) of the **workspace** tensors live at the
-#   peak;
-# - `ex_peak_activation_bytes` to the bytes of **activation** tensors live at the peak, a float.
-#
-# The figure above shows when the peak happens. Before you compute, ask why it is there and not
-# at the loss, as in section 2 — and what the recomputed attention has to do with it.
+# Attribute the peak of `EX_STEP` (with `peak`, section 2). Set `ex_peak_workspaces` to the set
+# of names (strings) of the **workspace** tensors live at the peak, and `ex_peak_activation_bytes`
+# to the bytes of **activation** tensors live then, a float. Look at the figure first: why is the
+# peak there and not at the loss, and what does the recomputed attention have to do with it?
 
 # %% nbgrader={"grade": false, "grade_id": "peak_live_set_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
-_ex_peak = peak(EX_STEP)
-_ex_live = _ex_peak.live
+_ex_live = peak(EX_STEP).live
 ex_peak_workspaces = set(_ex_live.loc[_ex_live["category"] == "workspace", "tensor"])
 ex_peak_activation_bytes = float(_ex_live.loc[_ex_live["category"] == "activation", "bytes"].sum())
 ### END SOLUTION
@@ -590,7 +541,7 @@ check_float(
     known_wrong={
         645922816.0: "the activations at the end of the forward pass: by the peak, layer 7 has "
         "released its MLP tensors and recomputed its attention matrices",
-        570425344.0: "8 × 34·sbh from Table 2: the formula counts what is saved, not what is live "
+        570425344.0: "8 × 34·sbh from the formula: it counts what is saved, not what is live "
         "at one moment",
         855638016.0 / GiB: "GiB, not bytes",
     },
@@ -599,256 +550,267 @@ check_float(
 passed("Exercise 2b")
 
 # %% [markdown]
-# ### Exercise 3 — How much does the sum of allocations overstate? (1 point)
+# ### Exercise 3 — One request to a fresh caching allocator (2 points)
 #
-# Set `ex_overstatement` to the sum of the bytes of every allocation in `EX_STEP` divided by
-# the step's peak live bytes, a float.
+# Write `fresh_malloc(nbytes)`: for one request of `nbytes` ≥ 1 bytes to a caching allocator
+# with an empty cache and the default rules of section 4, return `(allocated, reserved)`, two
+# ints — what `memory_allocated()` and `memory_reserved()` then report. Apply the rules
+# yourself: the grade cell disables `CachingAllocator` and `simulate_allocator`.
 
-# %% nbgrader={"grade": false, "grade_id": "overstatement_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-### BEGIN SOLUTION
-ex_overstatement = float(
-    EX_STEP.loc[EX_STEP["kind"] == "alloc", "bytes"].sum() / peak(EX_STEP).bytes
-)
-### END SOLUTION
-print(f"ex_overstatement = {ex_overstatement:.2f}")
 
-# %% nbgrader={"grade": true, "grade_id": "overstatement_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 3: sum of EX_STEP's allocations over its peak live bytes (a ratio)."""
-check_range("ex_overstatement", ex_overstatement, 0.0, 100.0, what="a ratio")
+# %% nbgrader={"grade": false, "grade_id": "allocator_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def fresh_malloc(nbytes):
+    """(allocated, reserved) bytes after one request of nbytes to an empty caching allocator."""
+    ### BEGIN SOLUTION
+    size = max(512, -(-nbytes // 512) * 512)  # round up to a multiple of 512 bytes
+    if size <= MiB:
+        return size, 2 * MiB  # small pool: a 2 MiB segment, split (remainder >= 1 MiB)
+    if size < 10 * MiB:
+        segment = 20 * MiB
+    else:
+        segment = -(-size // (2 * MiB)) * 2 * MiB
+    block = size if segment - size > MiB else segment  # split only a remainder > 1 MiB
+    return block, segment
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "allocator_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 3: fresh_malloc(nbytes) -> (allocated, reserved) ints, without the allocator model."""
+import course_lib.memory as _memory
+
+_NO_MODEL = [
+    (_memory.CachingAllocator, name) for name in ("malloc", "round_size", "allocation_size")
+] + [(_memory, "simulate_allocator")]
+with forbid(*_NO_MODEL, exercise="Exercise 3"):
+    _small = fresh_malloc(300 * KiB)
+check_type("fresh_malloc(300 KiB)", _small, tuple)
+check_int("len(fresh_malloc(300 KiB))", len(_small), 2)
+check_int("fresh_malloc(300 KiB)[0], allocated", _small[0], 300 * KiB)
+check_int("fresh_malloc(300 KiB)[1], reserved", _small[1], 2 * MiB)
 ### BEGIN HIDDEN TESTS
-check_float(
-    "ex_overstatement",
-    ex_overstatement,
-    14615126016.0 / 2574745600.0,
-    known_wrong={
-        2574745600.0 / 14615126016.0: "the peak over the sum: the ratio upside down",
-        27702009856.0 / 2574745600.0: "frees counted as allocations too",
-    },
-)
+_requests = {  # nbytes -> (allocated, reserved), computed once with CachingAllocator().malloc
+    1000: (1024, 2 * MiB),
+    MiB: (MiB, 2 * MiB),
+    MiB + 1: (MiB + 512, 20 * MiB),
+    7 * MiB: (7 * MiB, 20 * MiB),
+    10 * MiB - 512: (10 * MiB - 512, 20 * MiB),
+    10 * MiB: (10 * MiB, 10 * MiB),
+    10 * MiB + 1: (10 * MiB + 512, 12 * MiB),
+    11 * MiB: (12 * MiB, 12 * MiB),
+    19 * MiB + 1: (20 * MiB, 20 * MiB),
+    101 * MiB: (102 * MiB, 102 * MiB),
+    100 * MiB + 3: (100 * MiB + 512, 102 * MiB),
+}
+with forbid(*_NO_MODEL, exercise="Exercise 3 (hidden cases)"):
+    _got = {n: fresh_malloc(n) for n in _requests}
+for _n, (_allocated, _reserved) in _requests.items():
+    check_type(f"fresh_malloc({_n})", _got[_n], tuple)
+    check_int(
+        f"fresh_malloc({_n})[0], allocated",
+        _got[_n][0],
+        _allocated,
+        known_wrong={
+            _n: "the requested bytes: the allocator rounds up to 512 bytes and hands out a whole "
+            "block when the remainder is not more than 1 MiB",
+            _reserved: "the whole segment: a remainder of more than 1 MiB is split off",
+        },
+    )
+    check_int(
+        f"fresh_malloc({_n})[1], reserved",
+        _got[_n][1],
+        _reserved,
+        known_wrong={
+            _allocated: "the allocated block: the allocator reserves whole segments",
+            20 * MiB: "a 20 MiB segment: from 10 MiB a request gets its own segment, rounded up "
+            "to 2 MiB; up to 1 MiB it gets a 2 MiB small segment",
+            2 * MiB: "the small pool: it takes only requests of at most 1 MiB after rounding",
+        },
+    )
 ### END HIDDEN TESTS
 passed("Exercise 3")
 
 # %% [markdown]
-# ### Exercise 4 — Allocated and reserved after a sequence (2 points)
+# ### Exercise 4 — Activation bytes per layer under tensor and sequence parallelism (2 points)
 #
-# A fresh caching allocator (PyTorch's default rules, section 4) sees, in this order:
-#
-# `a` = 6 MiB, `b` = 6 MiB, `c` = 6 MiB, free `a`, free `c`, `d` = 7 MiB, `e` = 7 MiB,
-# `f` = 300 KiB, free `b`.
-#
-# Predict, then check with `CachingAllocator`: set `seq_allocated` and `seq_reserved` to the
-# allocated and reserved bytes after the sequence, and `seq_released` to the bytes
-# `empty_cache()` would then return to the device — three ints.
+# Write `layer_activation_bytes(s, b, h, a, t, recompute)`: the bytes one transformer layer
+# saves for its backward pass on each rank, with tensor parallelism of degree `t` and sequence
+# parallelism (`t = 1`: no parallelism), under `recompute` = `"none"`, `"selective"` or
+# `"full"` (section 5's table), a float in bytes. The grade cell disables
+# `activation_bytes_per_layer`.
 
-# %% nbgrader={"grade": false, "grade_id": "allocator_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-### BEGIN SOLUTION
-_seq = CachingAllocator()
-for _op, _name, _size in [
-    ("malloc", "a", 6 * MiB),
-    ("malloc", "b", 6 * MiB),
-    ("malloc", "c", 6 * MiB),
-    ("free", "a", 0),
-    ("free", "c", 0),
-    ("malloc", "d", 7 * MiB),
-    ("malloc", "e", 7 * MiB),
-    ("malloc", "f", 300 * KiB),
-    ("free", "b", 0),
-]:
-    if _op == "malloc":
-        _seq.malloc(_name, _size)
-    else:
-        _seq.free(_name)
-seq_allocated = _seq.allocated_bytes
-seq_reserved = _seq.reserved_bytes
-seq_released = _seq.empty_cache()
-### END SOLUTION
-print(
-    f"allocated {seq_allocated / MiB:.2f} MiB, reserved {seq_reserved / MiB:.2f} MiB, "
-    f"released {seq_released / MiB:.2f} MiB"
+
+# %% nbgrader={"grade": false, "grade_id": "act_bytes_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def layer_activation_bytes(s, b, h, a, t, recompute):
+    """Bytes one layer saves per rank, tensor + sequence parallel of degree t (Korthikanti 2022)."""
+    ### BEGIN SOLUTION
+    sbh = float(s * b * h)
+    if recompute == "full":
+        return 2 * sbh / t  # each rank keeps its s/t slice of the layer input
+    if recompute == "selective":
+        return 34 * sbh / t
+    return sbh / t * (34 + 5 * a * s / h)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "act_bytes_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 4: layer_activation_bytes(s, b, h, a, t, recompute) in bytes per layer per rank."""
+import course_lib.memory as _memory
+
+with forbid((_memory, "activation_bytes_per_layer"), exercise="Exercise 4"):
+    _gpt2 = layer_activation_bytes(1024, 4, 768, 12, 1, "selective")
+check_float(
+    "layer_activation_bytes(1024, 4, 768, 12, 1, 'selective')",
+    _gpt2,
+    34 * 1024 * 4 * 768,
+    unit="bytes",
+    known_wrong={34 * 1024 * 4 * 768 / GiB: "GiB, not bytes"},
 )
-
-# %% nbgrader={"grade": true, "grade_id": "allocator_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 4: allocated, reserved and released-by-empty_cache bytes after the sequence (ints)."""
-for _name, _value in (
-    ("seq_allocated", seq_allocated),
-    ("seq_reserved", seq_reserved),
-    ("seq_released", seq_released),
-):
-    check_type(_name, _value, int)
-    check_range(_name, _value, 0, 100 * MiB, what="bytes")
-if not seq_allocated <= seq_reserved:
-    check_int("seq_allocated (it cannot exceed seq_reserved)", seq_allocated, seq_reserved)
 ### BEGIN HIDDEN TESTS
-_requested = 14 * MiB + 300 * KiB
-check_int(
-    "seq_allocated",
-    seq_allocated,
-    15 * MiB + 300 * KiB,
-    known_wrong={
-        _requested: "the requested bytes: d got a whole 8 MiB block (a 1 MiB remainder is not split)",
-    },
-)
-check_int(
-    "seq_reserved",
-    seq_reserved,
-    42 * MiB,
-    known_wrong={
-        _requested: "the requested bytes: the allocator reserves whole segments",
-        40 * MiB: "the small pool forgotten: f takes a 2 MiB segment of its own",
-        22 * MiB: "e placed in the first segment, whose only free block (6 MiB) is too small",
-        32 * MiB + 300 * KiB: "the sum of every request ever made",
-    },
-)
-check_int(
-    "seq_released",
-    seq_released,
-    0,
-    known_wrong={
-        42 * MiB - (15 * MiB + 300 * KiB): "reserved minus allocated: empty_cache returns only "
-        "segments with no live block, and every segment still holds one",
-    },
-)
+_shapes = [  # (s, b, h, a, t, recompute); GPT-3 175B first, then shapes where 5as/h is not 80
+    (2048, 1, 12288, 96, 8, "none"),
+    (2048, 1, 12288, 96, 8, "selective"),
+    (2048, 1, 12288, 96, 8, "full"),
+    (4096, 2, 8192, 64, 4, "none"),
+    (1024, 4, 768, 12, 1, "none"),
+    (1024, 4, 768, 12, 1, "full"),
+    (8192, 1, 4096, 32, 2, "full"),
+    (512, 8, 2048, 16, 4, "selective"),
+]
+with forbid((_memory, "activation_bytes_per_layer"), exercise="Exercise 4 (hidden cases)"):
+    _got = [layer_activation_bytes(*shape) for shape in _shapes]
+for (_s, _b, _h, _a, _t, _r), _x in zip(_shapes, _got, strict=True):
+    _sbh = float(_s * _b * _h)
+    _expected = {"none": _sbh / _t * (34 + 5 * _a * _s / _h), "selective": 34 * _sbh / _t}.get(
+        _r, 2 * _sbh / _t
+    )
+    _wrong = {
+        _expected * _t: "not divided by t: tensor and sequence parallelism split every saved "
+        "tensor over the t ranks",
+        _expected / GiB: "GiB, not bytes",
+    }
+    if _r == "none":
+        _wrong[34 * _sbh / _t] = "34·sbh/t: the 5as²b bytes of the attention matrices left out"
+        _wrong[_sbh * (10 + 24 / _t + 5 * _a * _s / (_h * _t))] = (
+            "tensor parallelism without sequence parallelism: layer norms and dropouts replicated"
+        )
+    if _r == "full":
+        _wrong[2 * _sbh] = (
+            "2sbh, Table 2's row for an input replicated on every rank: under sequence "
+            "parallelism each rank keeps its s/t slice"
+        )
+    check_float(
+        f"layer_activation_bytes({_s}, {_b}, {_h}, {_a}, {_t}, {_r!r})",
+        _x,
+        _expected,
+        unit="bytes",
+        known_wrong=_wrong,
+    )
 ### END HIDDEN TESTS
 passed("Exercise 4")
 
 # %% [markdown]
-# ### Exercise 5 — Activation memory of GPT-3 175B on one GPU (1 point)
+# ### Exercise 5 — How many sequences fit? (1 point)
 #
-# GPT-3 175B: $L = 96$ layers, $h = 12288$, $a = 96$ heads, $s = 2048$, micro-batch $b = 1$,
-# tensor and sequence parallelism of degree $t = 8$, and 1F1B pipeline parallelism, so the first
-# stage holds $L$ layers' worth of activations (section 5). Set `act_175b` to a tuple of three
-# floats: the activation bytes on a first-stage GPU under no, selective and full recomputation,
-# in that order (Korthikanti et al. 2022, Table 2; ignore the embedding and output layers).
+# One GPU of a tensor- and sequence-parallel job holds at its peak 49.2 GiB of weights,
+# gradients and Adam state, plus, per sequence of the micro-batch, 4.78 GiB of saved activations
+# and 0.5 GiB of transients. At $b = 1$ you measured `memory_reserved()` 2 GiB above
+# `memory_allocated()` at the peak, and 3 GiB of device memory outside the allocator (CUDA
+# context, NCCL buffers); take both as fixed. `nvidia-smi` reports 81,559 MiB in total (an H100
+# SXM "80 GB"). Set `max_micro_batch` to the largest $b$ that fits, an int.
 
-# %% nbgrader={"grade": false, "grade_id": "act_175b_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% nbgrader={"grade": false, "grade_id": "fits_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
-act_175b = tuple(
-    96
-    * activation_bytes_per_layer(
-        2048, 1, 12288, 96, tensor_parallel=8, sequence_parallel=True, recompute=policy
-    )
-    for policy in ("none", "selective", "full")
-)
+_device = 81559 * MiB
+_fixed = (49.2 + 2.0 + 3.0) * GiB  # state + reserved beyond allocated + outside the allocator
+max_micro_batch = int((_device - _fixed) // ((4.78 + 0.5) * GiB))
 ### END SOLUTION
-print([f"{x / GiB:.2f} GiB" for x in act_175b])
+print(max_micro_batch)
 
-# %% nbgrader={"grade": true, "grade_id": "act_175b_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 5: activation bytes of a first-stage GPU, (none, selective, full) (floats, bytes)."""
-check_type("act_175b", act_175b, tuple)
-check_int("len(act_175b)", len(act_175b), 3)
-for _x in act_175b:
-    check_range("each entry of act_175b", _x, 1.0 * MiB, 10_000.0 * GiB, what="bytes")
+# %% nbgrader={"grade": true, "grade_id": "fits_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 5: the largest micro-batch that fits on the device (an int)."""
+check_type("max_micro_batch", max_micro_batch, int)
+check_range("max_micro_batch", max_micro_batch, 0, 100, what="sequences")
 ### BEGIN HIDDEN TESTS
-_sbh = 2048 * 1 * 12288
-check_float(
-    "act_175b[0], no recomputation",
-    act_175b[0],
-    96 * _sbh / 8 * (34 + 5 * 96 * 2048 / 12288),
+check_int(
+    "max_micro_batch",
+    max_micro_batch,
+    4,
     known_wrong={
-        96 * _sbh * (34 + 5 * 96 * 2048 / 12288): "no division by t: tensor and sequence "
-        "parallelism split every activation",
-        96 * _sbh * (10 + 24 / 8 + 5 * 96 * 2048 / (12288 * 8)): "Table 2's tensor-parallel row "
-        "without sequence parallelism: the layer norms and dropouts stay replicated",
-        12 * _sbh / 8 * (34 + 5 * 96 * 2048 / 12288): "L/p = 12 layers: the first stage holds p "
-        "micro-batches of them",
-        _sbh / 8 * (34 + 5 * 96 * 2048 / 12288): "one layer, not 96",
+        3: "the device read as 80 × 10⁹ bytes = 74.5 GiB: nvidia-smi's 81,559 MiB are 79.6 GiB",
+        5: "something left out: the 3 GiB outside the allocator, the 2 GiB reserved beyond "
+        "allocated, or the 0.5 GiB of transients each sequence adds — or b rounded up",
+        6: "the saved activations alone against the device: allocator statistics are not device use",
     },
-)
-check_float(
-    "act_175b[1], selective recomputation",
-    act_175b[1],
-    96 * 34 * _sbh / 8,
-    known_wrong={
-        96 * _sbh * (10 + 24 / 8): "Table 2's tensor-parallel row without sequence parallelism"
-    },
-)
-check_float(
-    "act_175b[2], full recomputation",
-    act_175b[2],
-    96 * 2 * _sbh,
-    known_wrong={96 * 2 * _sbh / 8: "2sbh/t: Table 2's full-recomputation row is 2sbh"},
 )
 ### END HIDDEN TESTS
 passed("Exercise 5")
 
 # %% [markdown]
-# ### Exercise 6 — Which policy fits? (1 point)
-#
-# Each GPU of Exercise 5 holds $175 \times 10^9 / 64$ parameters at 16 bytes each (weights,
-# gradients, Adam state; no optimizer sharding): 40.7 GiB. At the peak, transient workspaces add
-# 2 GiB. Outside the allocator's live bytes you measured 8 GiB: CUDA context, NCCL buffers and
-# reserved-but-free cache. The device has 80 GiB. Which is the least recomputation that fits?
-# Set `fits_policy` to `"none"`, `"selective"`, `"full"` or `"nothing"` (none of them fits).
-
-# %% nbgrader={"grade": false, "grade_id": "fits_policy_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-### BEGIN SOLUTION
-_states = 175e9 / 64 * 16
-_order = ("none", "selective", "full")
-_needs = {p: x + _states + 2 * GiB + 8 * GiB for p, x in zip(_order, act_175b, strict=True)}
-fits_policy = next((p for p in _order if _needs[p] <= 80 * GiB), "nothing")
-### END SOLUTION
-print(fits_policy)
-
-# %% nbgrader={"grade": true, "grade_id": "fits_policy_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 6: the least recomputation that fits in 80 GiB ("none", "selective", "full", "nothing")."""
-check_type("fits_policy", fits_policy, str)
-### BEGIN HIDDEN TESTS
-check_choice(
-    "fits_policy",
-    fits_policy,
-    "selective",
-    {
-        "none": "32.1 + 40.7 + 2 = 74.8 GiB fits the allocator's view, but with the 8 GiB outside "
-        "it the device needs 82.8 GiB",
-        "selective": "9.6 + 40.7 + 2 + 8 = 60.3 GiB: fits, recomputing only the attention matrices",
-        "full": "fits (55.2 GiB), but selective already fits with far less recomputation",
-        "nothing": "selective recomputation needs 60.3 GiB of the 80",
-    },
-)
-### END HIDDEN TESTS
-passed("Exercise 6")
-
-# %% [markdown]
 # ### Explained answer — Why does the device report more than the allocator's peak? (2 points, graded by hand)
 #
-# After one step of a training job, `torch.cuda.max_memory_allocated()` reports 61 GiB,
-# `torch.cuda.max_memory_reserved()` 68 GiB, and `nvidia-smi` shows the process using 75 GiB of
-# an 80 GiB device. Raising the micro-batch by one sequence (2 GiB more activations, by
-# Table 2) runs out of memory. In 4–6 sentences: where are the 7 GiB between allocated and
-# reserved, and the 7 GiB between reserved and `nvidia-smi`? Why did 2 GiB more not fit in the
-# 19 GiB the allocator's peak seemed to leave? What would you measure or change first?
+# After one step of a job on an A100 80GB (81,920 MiB), `torch.cuda.max_memory_allocated()`
+# reports 61 GiB, `max_memory_reserved()` 68 GiB, and `nvidia-smi` shows the process using
+# 75 GiB. One more sequence per micro-batch (2 GiB more activations) runs out of memory. In 4–6
+# sentences: where are the 7 GiB between allocated and reserved, and the 7 GiB between reserved
+# and `nvidia-smi`? Why did the larger micro-batch not fit, although 5 GiB were free on the device
+# and 7 GiB were cached? What would you measure or change first?
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_device_memory", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# **Model answer.** Allocated counts the blocks handed to tensors; reserved counts the segments
-# the caching allocator took from the device and keeps: rounded and unsplit blocks, free blocks
-# cached for reuse, and fragmentation — free space scattered over segments in pieces too small
-# for the next request, which `empty_cache()` cannot return while each segment still holds a live
-# block. The 7 GiB between reserved and `nvidia-smi` are outside the allocator: the CUDA context
-# (driver state and loaded kernels), NCCL's communication buffers, memory other libraries
-# `cudaMalloc` themselves. So the real headroom was 80 − 75 = 5 GiB, not 80 − 61 = 19 GiB, and a
-# bigger micro-batch also makes every transient and the loss's logits larger, and may need new
-# segments that fragmentation makes bigger than the request. First measure: `memory_stats()`
-# (reserved vs allocated, inactive split bytes), `mem_get_info()` against `memory_reserved()` for
-# the non-allocator part, and a memory snapshot of the step to see what is live at the peak; then
-# try `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` against fragmentation, or selective
-# recomputation.
+# **Model answer.** Reserved counts the segments the allocator keeps: blocks rounded up or handed
+# out unsplit, free blocks cached for reuse, and fragmentation. The 7 GiB between reserved and
+# `nvidia-smi` are outside the allocator: the CUDA context, NCCL's buffers, libraries that
+# `cudaMalloc` themselves. The cached 7 GiB are not lost — a request takes a cached block that
+# fits, and a failed `cudaMalloc` first releases entirely free segments and retries — so the
+# headroom was neither 80 − 61 = 19 GiB nor 80 − 75 = 5 GiB. It failed because one more sequence
+# makes every per-sequence tensor larger (activations, transients, the loss's $s \cdot b \cdot V$
+# buffers): the new requests fit no cached block sized for the old $b$, the segments holding those
+# blocks cannot be released while a live block sits in them, and new segments must come out of
+# the 5 GiB. First measure: `memory_stats()` (`inactive_split_bytes`, `num_alloc_retries`), the
+# out-of-memory message's "reserved by PyTorch but unallocated", `mem_get_info()` against
+# `memory_reserved()`, a memory snapshot of the step; then try
+# `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` or selective recomputation.
 #
-# **Rubric (2 points).** 1 point: reserved − allocated explained as caching/rounding/fragmentation
-# (segments kept, not returned while partly used). 1 point: the non-allocator memory named (CUDA
-# context, NCCL buffers, other libraries) and a concrete measurement or change.
+# **Rubric (2 points).** 1 point: reserved − allocated explained as caching, rounding and
+# fragmentation, and why the cache did not absorb the larger requests. 1 point: the memory outside
+# the allocator named (CUDA context, NCCL buffers, other libraries) and a concrete measurement or
+# change.
 
 # %% [markdown]
 # ## Takeaways
 #
-# - Live bytes are a sweep: sort the allocation and free events, frees first at equal times,
-#   take a cumulative sum. The peak is a moment, and you attribute it to the tensors live then.
+# - Live bytes are a sweep: sort the events, frees first at equal times, cumulative sum. The peak
+#   is a moment; attribute it to the tensors live then.
 # - In a training step that moment is usually just after the forward pass, when every activation
-#   is still live and the first backward ops (often the loss, with its $sbV$-sized fp32
-#   gradients) allocate on top; with few tokens it can move to the optimizer step.
-# - A transient counts only while it lives; a layer saves $sbh(34 + 5as/h)$ bytes,
-#   $34\,sbh$ with selective recomputation, $2\,sbh$ with full (Korthikanti et al. 2022).
-# - The device holds more than the live bytes: the caching allocator reserves whole segments and
-#   keeps them, and the CUDA context, NCCL and other libraries sit outside it.
-# - The trap: summing per-operator allocations, or reading `max_memory_allocated()` as the
-#   memory a job needs. Find the peak moment, attribute it, then add what the allocator does not
-#   see.
+#   is live and the first backward ops allocate on top.
+# - A layer saves $\frac{sbh}{t}(34 + 5as/h)$ bytes per rank under tensor and sequence
+#   parallelism, $34\,sbh/t$ with selective recomputation, $2\,sbh/t$ with full.
+# - The trap: summing per-operator allocations, or reading `max_memory_allocated()` as what a job
+#   needs. The allocator reserves whole segments and keeps them; the CUDA context, NCCL and other
+#   libraries sit outside it.
+
+# %% [markdown]
+# ## Going further (optional, ungraded)
+#
+# Nothing below is needed for the exercises.
+#
+# - **The loss.** The cross-entropy's backward needs its saved fp32 log-probabilities, its
+#   incoming gradient and its result at once: $12\,sbV$ bytes. With a large vocabulary it is often
+#   the single largest memory consumer of a step (Wijmans et al. 2025, "Cut Your Losses in
+#   Large-Vocabulary Language Models"); fused or chunked losses exist for that reason.
+# - **Small batches.** With few tokens the activations are small and the peak moves to the
+#   optimizer step, where every weight gradient and the optimizer's scratch are live (Explore,
+#   item 3).
+# - **Tensor parallelism without sequence parallelism.** Table 2's rows are
+#   $sbh(10 + 24/t + 5as/(ht))$, and $sbh(10 + 24/t)$ with selective recomputation: the layer
+#   norms, dropouts and the inputs of the first linear layers stay replicated on every rank.
+# - **Pipelines.** Under 1F1B the first stage holds $p$ micro-batches of $L/p$ layers each:
+#   $L$ layers' worth of activations, whatever $p$ (Korthikanti et al. 2022, §4.2.3). That is the
+#   number to compare with a device.
+# - **Fragmentation.** `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` grows one segment per
+#   stream instead of cutting new ones; `max_split_size_mb` stops large cached blocks from being
+#   split. `torch.cuda.memory._record_memory_history()` and `_dump_snapshot()` record every
+#   allocation with its stack, and pytorch.org/memory_viz draws them — the real-world version of
+#   this lesson's timelines.
+# - **Device totals.** `torch.cuda.mem_get_info()` returns (free, total) as CUDA sees them; the
+#   total can sit a little below `nvidia-smi`'s (`deviceQuery` on an A100 40GB: 40,339 of
+#   40,960 MiB), and the free figure is what a new segment can still get.

@@ -344,9 +344,9 @@ LAYER_NORMS = [(2, "sbh", False), (2, "sbh", False)]
 def itemized(s, b, h, a, t, sp, recompute):
     """Sum the itemized tensors: under tensor parallelism the split ones are divided by t, under
     sequence parallelism every one is; selective recomputation drops the a·s²·b tensors; full
-    recomputation keeps only the layer input (2·s·b·h)."""
-    if recompute == "full":
-        return 2 * s * b * h
+    recomputation keeps only the layer input (2·s·b·h, its s/t slice under sequence parallelism)."""
+    if recompute == "full":  # the layer input: sharded along s under sequence parallelism
+        return 2 * s * b * h / t if sp else 2 * s * b * h
     total = 0.0
     for size, unit, split in ATTENTION + MLP + LAYER_NORMS:
         if unit == "as2b" and recompute == "selective":
@@ -386,6 +386,9 @@ def test_activation_table_rows():
         34 * sbh / t
     )
     assert row(tensor_parallel=t, recompute="full") == 2 * sbh
+    # full recomputation under sequence parallelism: each rank checkpoints its s/t slice
+    assert row(tensor_parallel=t, sequence_parallel=True, recompute="full") == 2 * sbh / t
+    assert row(recompute="full") == row(sequence_parallel=True, recompute="full") == 2 * sbh
     # selective recomputation removes most of it: 5as/h = 80 of 114 units at this size
     assert row(recompute="selective") / row() == pytest.approx(34 / 114)
 

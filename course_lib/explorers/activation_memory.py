@@ -241,7 +241,9 @@ class ActivationMemoryExplorer(Explorer):
         self._device_line.set_ydata([device_gib, device_gib])
         self._device_line.set_visible(device_gib <= y_max)
         self._device_text.set_y(device_gib)
-        self._device_text.set_text(f"device memory {device_gib:g} GiB")
+        self._device_text.set_text(
+            f"device memory {device_gib:g} GiB ({device_gib * 1024:,.0f} MiB)"
+        )
         self._device_text.set_visible(device_gib <= y_max)
         for artist in (
             *self._phase_boxes.values(),
@@ -331,7 +333,9 @@ def activation_memory_explorer(
     The step is :func:`course_lib.memory.training_step_events` of a GPT-2-small-shaped model
     (12 layers, h = 768, 12 heads, V = 50257) by default. Controls: seq_len in
     :data:`SEQ_LEN_OPTIONS`, micro_batch 1-16, recompute none / selective / full. A dotted line
-    marks ``device_bytes`` (80 GiB) once the axis reaches it.
+    marks ``device_bytes`` once the axis reaches it: by default 80 GiB, the 81,920 MiB that
+    ``nvidia-smi`` reports for an A100 80GB (binary units, as PyTorch and ``nvidia-smi`` count;
+    an "80 GB" datasheet figure is not 80·10⁹ bytes).
     """
     from course_lib.memory import _count
 
