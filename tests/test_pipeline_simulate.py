@@ -33,10 +33,14 @@ A = Action
 # --- an independent ground truth: the longest path of the action DAG (networkx) -------------
 
 
-def action_dag(schedule: Schedule, costs: dict[str, list[float]], latency: float) -> nx.DiGraph:
+def action_dag(
+    schedule: Schedule, costs: dict[str, list[float]], latency: float | list[float]
+) -> nx.DiGraph:
     """Nodes = actions (attribute "duration"); an edge u -> v with weight duration(u) + hop, where
-    hop = latency for a dependency crossing ranks and 0 otherwise (also 0 between consecutive
-    actions of one rank); a sink "end" after every action."""
+    hop = the latency of the link between their stages (one number, or one per stage boundary k |
+    k + 1) for a dependency crossing ranks and 0 otherwise (also 0 between consecutive actions of
+    one rank); a sink "end" after every action."""
+    hops = [latency] * (schedule.num_stages - 1) if np.isscalar(latency) else list(latency)
     graph = nx.DiGraph()
     rank_of = {a: r for r, acts in enumerate(schedule.actions) for a in acts}
     for a in rank_of:
@@ -54,7 +58,7 @@ def action_dag(schedule: Schedule, costs: dict[str, list[float]], latency: float
         if a.kind == "W":
             deps.append(A("B", a.stage, a.microbatch))
         for d in deps:
-            hop = latency if rank_of[d] != r else 0.0
+            hop = hops[min(d.stage, a.stage)] if rank_of[d] != r else 0.0
             graph.add_edge(d, a, weight=graph.nodes[d]["duration"] + hop)
     for acts in schedule.actions:
         for u, v in zip(acts, acts[1:], strict=False):
@@ -83,6 +87,15 @@ def costed_builtin_schedules(draw):
     schedule = draw(st.sampled_from([gpipe, one_f_one_b]))(p, m)
     costs = {"F": per_stage(draw, p), "B": per_stage(draw, p), "W": [0.0] * p}
     return schedule, costs, draw(PIPE_GRID_TIMES)
+
+
+@st.composite
+def costed_builtin_schedules_per_hop(draw):
+    """GPipe/1F1B with per-stage costs and a different latency on every hop."""
+    schedule, costs, _ = draw(costed_builtin_schedules())
+    hops = draw(st.lists(PIPE_GRID_TIMES, min_size=schedule.num_stages - 1,
+                         max_size=schedule.num_stages - 1))  # fmt: skip
+    return schedule, costs, hops
 
 
 @st.composite
@@ -120,6 +133,38 @@ def test_makespan_is_longest_path_of_action_dag_builtin(case):
 def test_makespan_is_longest_path_of_action_dag_random(case):
     """The same for random deadlock-free schedules with interleaved placement and W actions."""
     _check_against_longest_path(*case)
+
+
+@given(costed_builtin_schedules_per_hop())
+@settings(max_examples=100, deadline=None)
+def test_per_hop_latencies_are_longest_paths_of_action_dag(case):
+    """One latency per hop (stage k to k + 1, both directions): makespan and start times equal the
+    longest paths of the action DAG whose cross-rank edges carry that hop's latency."""
+    _check_against_longest_path(*case)
+
+
+@given(pipeline_shapes(max_stages=6, max_microbatches=8), PIPE_GRID_TIMES, PIPE_GRID_TIMES)
+@settings(max_examples=50, deadline=None)
+def test_scalar_latency_means_the_same_latency_on_every_hop(shape, t_f, latency):
+    """p2p_latency=δ and p2p_latency=[δ] * (p - 1) (list or array) give the same events."""
+    p, m = shape
+    scalar = simulate(one_f_one_b(p, m), t_f, 2 * t_f, p2p_latency=latency)
+    listed = simulate(one_f_one_b(p, m), t_f, 2 * t_f, p2p_latency=[latency] * (p - 1))
+    array = simulate(one_f_one_b(p, m), t_f, 2 * t_f, p2p_latency=np.full(p - 1, latency))
+    pd.testing.assert_frame_equal(scalar.events, listed.events)
+    pd.testing.assert_frame_equal(scalar.events, array.events)
+
+
+def test_gpipe_pays_each_hop_twice_by_hand():
+    """GPipe p=3, m=2, t_f=1, t_b=2, hops [0.5, 0.25]: F(2,0) starts at 1 + 0.5 + 1 + 0.25 = 2.75,
+    the last F ends at 4.75, the backwards climb back paying 0.25 then 0.5: makespan
+    (m + p - 1)(t_f + t_b) + 2·(0.5 + 0.25) = 13.5."""
+    timeline = simulate(gpipe(3, 2), 1.0, 2.0, p2p_latency=[0.5, 0.25])
+    events = timeline.events.set_index(["kind", "stage", "microbatch"])
+    assert events.loc[("F", 2, 0), "start"] == 2.75
+    assert events.loc[("F", 2, 1), "end"] == 4.75
+    assert events.loc[("B", 1, 0), "start"] == 4.75 + 2.0 + 0.25
+    assert timeline.makespan == 13.5
 
 
 # --- a small timeline worked by hand --------------------------------------------------------
@@ -374,7 +419,9 @@ def test_duplicate_action_is_rejected():
         (dict(forward_cost=True), TypeError, "forward_cost"),
         (dict(forward_cost="1.0"), TypeError, "forward_cost"),
         (dict(p2p_latency=-0.1), ValueError, "p2p_latency must be >= 0"),
-        (dict(p2p_latency=[0.1]), TypeError, "p2p_latency"),
+        (dict(p2p_latency=[0.1]), ValueError, "p2p_latency has 1 per-hop latencies"),
+        (dict(p2p_latency=[0.1, -0.1]), ValueError, "p2p_latency[1] (stage 1 -> 2) must be >= 0"),
+        (dict(p2p_latency="0.1"), TypeError, "p2p_latency"),
     ],
 )
 def test_bad_costs_are_rejected_with_the_argument_named(kwargs, error, fragment):

@@ -15,6 +15,8 @@ import numpy as np
 
 def check_int(name: str, value: object, minimum: int = 1) -> int:
     """Return ``value`` as an int if it is an integer >= ``minimum`` (bools and floats rejected)."""
+    if type(value) is int and value >= minimum:  # the common case, without the ABC checks
+        return value
     if isinstance(value, bool | np.bool_) or not isinstance(value, Integral):
         raise TypeError(
             f"{name} must be an int >= {minimum}, got {value!r} ({type(value).__name__})"
@@ -56,11 +58,26 @@ def check_duration(name: str, value: object) -> float:
 
 def check_costs(name: str, value: object, num_stages: int) -> np.ndarray:
     """A per-stage cost: a number (every stage) or a sequence of num_stages numbers -> float array."""
+    return _per_item(name, value, num_stages, "per-stage costs", f"{num_stages} stages", "stage {}")
+
+
+def check_hop_latencies(name: str, value: object, num_stages: int) -> np.ndarray:
+    """A per-hop latency: a number (every hop) or num_stages - 1 numbers, hop k linking stage k and
+    stage k + 1 in both directions -> float array of num_stages - 1 latencies (seconds)."""
+    hops = num_stages - 1
+    where = f"{hops} hop{'s' * (hops != 1)} ({num_stages} stages)"
+    return _per_item(name, value, hops, "per-hop latencies", where, "stage {} -> {}", offset=1)
+
+
+def _per_item(
+    name: str, value: object, count: int, items_name: str, where: str, label: str, offset: int = 0
+) -> np.ndarray:
+    """A number (every item) or a 1-D sequence of ``count`` durations -> float array."""
     if isinstance(value, Real) and not isinstance(value, bool | np.bool_):
-        return np.full(num_stages, check_duration(name, value))
+        return np.full(count, check_duration(name, value))
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise TypeError(
-            f"{name} must be a number or a sequence of {num_stages} per-stage costs, "
+            f"{name} must be a number or a sequence of {count} {items_name}, "
             f"got {value!r} ({type(value).__name__})"
         )
     try:
@@ -69,12 +86,15 @@ def check_costs(name: str, value: object, num_stages: int) -> np.ndarray:
         ndim = -1
     if ndim != 1:
         raise ValueError(
-            f"{name} must be a number or a 1-D sequence of {num_stages} per-stage costs, "
-            f"got {value!r}"
+            f"{name} must be a number or a 1-D sequence of {count} {items_name}, got {value!r}"
         )
     items = list(value)
-    if len(items) != num_stages:
-        raise ValueError(
-            f"{name} has {len(items)} per-stage costs but the schedule has {num_stages} stages"
-        )
-    return np.array([check_duration(f"{name}[{s}] (stage {s})", v) for s, v in enumerate(items)])
+    if len(items) != count:
+        raise ValueError(f"{name} has {len(items)} {items_name} but the schedule has {where}")
+    return np.array(
+        [
+            check_duration(f"{name}[{k}] ({label.format(k, k + offset)})", v)
+            for k, v in enumerate(items)
+        ],
+        dtype=float,
+    )

@@ -30,10 +30,12 @@ class Action:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"Action kind must be one of {KINDS}, got {self.kind!r}")
-        object.__setattr__(self, "stage", check_int("Action stage", self.stage, minimum=0))
-        object.__setattr__(
-            self, "microbatch", check_int("Action microbatch", self.microbatch, minimum=0)
-        )
+        stage = check_int("Action stage", self.stage, minimum=0)
+        microbatch = check_int("Action microbatch", self.microbatch, minimum=0)
+        if stage is not self.stage:  # a numpy integer, stored as an int
+            object.__setattr__(self, "stage", stage)
+        if microbatch is not self.microbatch:
+            object.__setattr__(self, "microbatch", microbatch)
 
     def __str__(self) -> str:
         return f"{self.kind}(s{self.stage},m{self.microbatch})"

@@ -2,7 +2,9 @@
 
 Semantics. Each rank executes its actions strictly in list order, one at a time. An action starts
 at the latest of: the end of the rank's previous action, and the end of each of its dependencies
-plus ``p2p_latency`` if that dependency ran on another rank (plus 0 on the same rank).
+plus the latency of the hop between their stages if that dependency ran on another rank (plus 0
+on the same rank). ``p2p_latency`` is one latency for every hop, or one per hop: hop k links stage
+k and stage k + 1, in both directions (activations down, gradients up).
 Dependencies: F(s, j) needs F(s-1, j) for s > 0; B(s, j) needs F(s, j) and, for s below the last
 stage, B(s+1, j); W(s, j) needs B(s, j). Durations are forward_cost[s], backward_cost[s] and
 weight_cost[s]. The start times are therefore the longest paths into each action of the action
@@ -11,13 +13,14 @@ DAG (dependencies plus each rank's program order), which is what the tests check
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from ._validate import check_costs, check_duration, check_int
+from ._validate import check_costs, check_hop_latencies, check_int
 from .schedule import KINDS, Action, Schedule
 
 EVENT_COLUMNS: tuple[str, ...] = ("rank", "kind", "stage", "microbatch", "start", "end")
@@ -156,12 +159,14 @@ def simulate(
     forward_cost: float | list[float] | np.ndarray,
     backward_cost: float | list[float] | np.ndarray,
     weight_cost: float | list[float] | np.ndarray = 0.0,
-    p2p_latency: float = 0.0,
+    p2p_latency: float | list[float] | np.ndarray = 0.0,
 ) -> Timeline:
     """Run ``schedule`` with per-stage costs (seconds) and a per-hop latency -> Timeline (pipe02).
 
-    Each action starts at max(its rank's free time, each dependency's end + p2p_latency if that
-    dependency ran on another rank). Raises ScheduleDeadlock if no rank can make progress.
+    Each action starts at max(its rank's free time, each dependency's end + the latency of the hop
+    between their stages if that dependency ran on another rank). ``p2p_latency`` is a number
+    (every hop) or num_stages - 1 numbers (hop k links stage k and k + 1, both directions).
+    Raises ScheduleDeadlock if no rank can make progress.
     """
     if not isinstance(schedule, Schedule):
         raise TypeError(f"schedule must be a Schedule, got {type(schedule).__name__}")
@@ -177,30 +182,16 @@ def simulate(
             check_costs("weight_cost", weight_cost, num_stages),
         ]
     )
-    latency = check_duration("p2p_latency", p2p_latency)
+    hops = check_hop_latencies("p2p_latency", p2p_latency, num_stages).tolist()
 
-    # Encode every action as an integer id; remember where it sits (for errors).
-    kind_index = {kind: k for k, kind in enumerate(KINDS)}
-    where: dict[int, tuple[int, int]] = {}
-    programs: list[list[tuple[int, float, tuple[tuple[int, bool], ...]]]] = []
-    for rank, rank_actions in enumerate(schedule.actions):
-        program = []
-        for position, action in enumerate(rank_actions):
-            k, s, j = kind_index[action.kind], action.stage, action.microbatch
-            action_id = (k * num_stages + s) * num_mb + j
-            if action_id in where:
-                first_rank, first_position = where[action_id]
-                raise ValueError(
-                    f"{action} appears twice (rank {first_rank} position {first_position}, "
-                    f"rank {rank} position {position}); each action may run at most once"
-                )
-            where[action_id] = (rank, position)
-            deps = tuple(
-                ((kind_index[dk] * num_stages + ds) * num_mb + dj, ds % num_ranks != rank)
-                for dk, ds, dj in _dependencies(action.kind, s, j, num_stages)
-            )
-            program.append((action_id, float(costs[k, s]), deps))
-        programs.append(program)
+    compiled = _compile(schedule)
+    durations = costs[compiled.kind_codes, compiled.stages]  # seconds, one per action, rank order
+    programs = [
+        list(zip(ids, durations[lo:hi].tolist(), deps, strict=True))
+        for ids, deps, lo, hi in zip(
+            compiled.ids, compiled.deps, compiled.offsets[:-1], compiled.offsets[1:], strict=True
+        )
+    ]
 
     # Worklist: run each rank as far as its dependencies allow; wake it when a missing one ends.
     end: dict[int, float] = {}
@@ -217,14 +208,14 @@ def simulate(
             action_id, duration, deps = program[i]
             start = t
             blocked = False
-            for dep_id, crosses in deps:
+            for dep_id, hop in deps:
                 dep_end = end.get(dep_id)
                 if dep_end is None:
                     waiting.setdefault(dep_id, []).append(rank)
                     blocked = True
                     break
-                if crosses:
-                    dep_end += latency
+                if hop >= 0:  # the dependency ran on another rank: its message crosses hop `hop`
+                    dep_end += hops[hop]
                 if dep_end > start:
                     start = dep_end
             if blocked:
@@ -239,34 +230,101 @@ def simulate(
         pointer[rank], free[rank] = i, t
 
     if any(pointer[r] < len(programs[r]) for r in range(num_ranks)):
-        raise ScheduleDeadlock(_deadlock_message(schedule, pointer, where, end, num_mb))
-    return Timeline(schedule, _events_frame(schedule, starts, costs))
-
-
-def _events_frame(schedule: Schedule, starts: list[list[float]], costs: np.ndarray) -> pd.DataFrame:
-    """One row per action, sorted by rank then start (program order within a rank)."""
-    flat = [action for rank_actions in schedule.actions for action in rank_actions]
-    kinds = np.array([a.kind for a in flat], dtype=object)
-    stages = np.array([a.stage for a in flat], dtype=np.int64)
-    microbatches = np.array([a.microbatch for a in flat], dtype=np.int64)
-    kind_codes = np.array([KINDS.index(k) for k in kinds], dtype=np.int64)
+        raise ScheduleDeadlock(_deadlock_message(schedule, pointer, compiled.where, end, num_mb))
     start = np.array([t for rank_starts in starts for t in rank_starts], dtype=float)
-    end = start + costs[kind_codes, stages] if len(flat) else start.copy()
-    ranks = np.repeat(
-        np.arange(schedule.num_ranks, dtype=np.int64),
-        [len(rank_actions) for rank_actions in schedule.actions],
-    )
-    return pd.DataFrame(
+    events = pd.DataFrame(
         {
-            "rank": ranks,
-            "kind": kinds,
-            "stage": stages,
-            "microbatch": microbatches,
+            "rank": compiled.ranks.copy(),  # copies: the encoding is shared between runs
+            "kind": compiled.kinds.copy(),
+            "stage": compiled.stages.copy(),
+            "microbatch": compiled.microbatches.copy(),
             "start": start,
-            "end": end,
+            "end": start + durations,
         },
         columns=list(EVENT_COLUMNS),
     )
+    return Timeline(schedule, events)
+
+
+@dataclass(frozen=True, eq=False)
+class _Compiled:
+    """A schedule encoded for the simulator: what depends only on the schedule, not on costs.
+
+    Action ids are (kind * num_stages + stage) * num_microbatches + microbatch. Per rank, in
+    program order: ``ids`` and ``deps``, each dependency as (id, hop) with hop the index of the
+    stage boundary its message crosses, or -1 if it ran on the same rank. ``offsets`` delimit the
+    ranks in the flat per-action arrays (rank order, the order of the events table).
+    """
+
+    ids: tuple[tuple[int, ...], ...]
+    deps: tuple[tuple[tuple[tuple[int, int], ...], ...], ...]
+    where: dict[int, tuple[int, int]]
+    offsets: tuple[int, ...]
+    ranks: np.ndarray
+    kinds: np.ndarray
+    kind_codes: np.ndarray
+    stages: np.ndarray
+    microbatches: np.ndarray
+
+
+_COMPILED: dict[int, tuple[weakref.ref, _Compiled]] = {}
+
+
+def _compile(schedule: Schedule) -> _Compiled:
+    """The simulator's encoding of ``schedule``, computed once per Schedule object (they are
+    immutable) and forgotten when the schedule is; raises ValueError on a duplicated action."""
+    cached = _COMPILED.get(id(schedule))
+    if cached is not None and cached[0]() is schedule:
+        return cached[1]
+    num_stages, num_mb, num_ranks = (
+        schedule.num_stages,
+        schedule.num_microbatches,
+        schedule.num_ranks,
+    )
+    kind_index = {kind: k for k, kind in enumerate(KINDS)}
+    where: dict[int, tuple[int, int]] = {}
+    ids, deps = [], []
+    for rank, rank_actions in enumerate(schedule.actions):
+        rank_ids, rank_deps = [], []
+        for position, action in enumerate(rank_actions):
+            k, s, j = kind_index[action.kind], action.stage, action.microbatch
+            action_id = (k * num_stages + s) * num_mb + j
+            if action_id in where:
+                first_rank, first_position = where[action_id]
+                raise ValueError(
+                    f"{action} appears twice (rank {first_rank} position {first_position}, "
+                    f"rank {rank} position {position}); each action may run at most once"
+                )
+            where[action_id] = (rank, position)
+            rank_ids.append(action_id)
+            rank_deps.append(
+                tuple(
+                    (
+                        (kind_index[dk] * num_stages + ds) * num_mb + dj,
+                        min(s, ds) if ds % num_ranks != rank else -1,
+                    )
+                    for dk, ds, dj in _dependencies(action.kind, s, j, num_stages)
+                )
+            )
+        ids.append(tuple(rank_ids))
+        deps.append(tuple(rank_deps))
+    flat = [action for rank_actions in schedule.actions for action in rank_actions]
+    lengths = [len(rank_actions) for rank_actions in schedule.actions]
+    kinds = np.array([a.kind for a in flat], dtype=object)
+    compiled = _Compiled(
+        ids=tuple(ids),
+        deps=tuple(deps),
+        where=where,
+        offsets=tuple(np.concatenate([[0], np.cumsum(lengths)]).astype(int).tolist()),
+        ranks=_frozen(np.repeat(np.arange(num_ranks, dtype=np.int64), lengths)),
+        kinds=_frozen(kinds),
+        kind_codes=_frozen(np.array([kind_index[k] for k in kinds], dtype=np.int64)),
+        stages=_frozen(np.array([a.stage for a in flat], dtype=np.int64)),
+        microbatches=_frozen(np.array([a.microbatch for a in flat], dtype=np.int64)),
+    )
+    key = id(schedule)
+    _COMPILED[key] = (weakref.ref(schedule, lambda _ref: _COMPILED.pop(key, None)), compiled)
+    return compiled
 
 
 def _deadlock_message(
