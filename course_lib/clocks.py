@@ -7,19 +7,22 @@ Every host and every device keeps its own clock. The convention throughout is
 so an instant that clock B reads as ``t`` is read by clock A as ``t + θ``.
 
 Message causality bounds θ without any assumption about how long a message takes, only that it
-takes a positive time (this is the trace alignment of dPRO: H. Hu, C. Jiang, Y. Zhong, Y. Peng,
-C. Wu, Y. Zhu, H. Lin, C. Guo, "dPRO: A Generic Performance Diagnosis and Optimization Toolkit for
-Expediting Distributed DNN Training", MLSys 2022, arXiv:2205.02473, which aligns the traces of
-different machines by the constraint that a message is received after it is sent):
+takes a positive time. dPRO (H. Hu, C. Jiang, Y. Zhong, Y. Peng, C. Wu, Y. Zhu, H. Lin, C. Guo,
+"dPRO: A Generic Performance Diagnosis and Optimization Toolkit for Expediting Distributed DNN
+Training", MLSys 2022, arXiv:2205.02473) aligns the traces of different machines with the same
+constraint, that a message is received after it is sent, but then solves for ONE time shift per
+machine (the smallest satisfying every constraint, a quadratic program); this module keeps the
+whole interval of admissible offsets:
 
 * a message A -> B sent at ``S_A`` (A's clock) and received at ``R_B`` (B's clock) arrives after
   it left: ``R_B > S_A - θ``, hence ``θ > S_A - R_B``;
 * a message B -> A sent at ``S_B`` and received at ``R_A`` gives ``R_A > S_B + θ``, hence
   ``θ < R_A - S_B``.
 
-With messages both ways the offset lies in the interval ``(max(S_A - R_B), min(R_A - S_B))``; its
-width is the smallest round trip (the smallest sum of one delay each way), so more messages can
-only tighten it. The midpoint is the NTP-style estimate, exact only when the two one-way delays are
+With messages both ways the offset lies in the interval ``(max(S_A - R_B), min(R_A - S_B))``; for
+a constant offset its width is the sum of the two smallest one-way delays, the fastest message
+A -> B plus the fastest B -> A (not necessarily one round trip), so more messages can only
+tighten it. The midpoint is the NTP-style estimate, exact only when the two one-way delays are
 equal — an assumption that cannot be tested from the timestamps alone.
 
 Comparing two events in different clock domains then has three possible answers: the order is

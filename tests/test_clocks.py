@@ -40,8 +40,8 @@ def test_bounds_contain_true_offset(ex):
 
 @given(message_exchanges())
 def test_width_is_sum_of_smallest_one_way_delays(ex):
-    """lower = θ - min delay(A->B), upper = θ + min delay(B->A): the width is the smallest
-    round trip, whatever the send times."""
+    """lower = θ - min delay(A->B), upper = θ + min delay(B->A): the width is the sum of the two
+    smallest one-way delays (the fastest message each way), whatever the send times."""
     theta, a_to_b, b_to_a, d_ab, d_ba = ex
     iv = offset_bounds(a_to_b, b_to_a)
     assert iv.lower == pytest.approx(theta - min(d_ab), abs=1e-9)
@@ -304,8 +304,8 @@ def test_more_simulated_messages_contain_the_fewer(n, extra, seed):
 
 
 def test_drift_makes_a_constant_offset_inconsistent():
-    """20 ppm over 10 s moves θ by 200 µs, far more than a 10 µs round trip: no single offset
-    fits every message, and offset_bounds says so."""
+    """20 ppm over 10 s moves θ by 200 µs, far more than the ~10 µs the fastest messages leave:
+    no single offset fits every message, and offset_bounds says so."""
     msgs = simulate_messages(100, offset=0.0, drift_ppm=20.0, span=10.0, mean_extra_delay=1e-6)
     with pytest.raises(ValueError, match="inconsistent messages"):
         offset_bounds(*msgs)

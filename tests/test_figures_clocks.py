@@ -1,5 +1,6 @@
-"""Tests for cost02's figures: launch_timeline (launches joined to kernels by correlation id)
-and offset_bounds_plot (each message's bound on the offset, and the interval)."""
+"""Tests for cost02's figures: launch_timeline (launches joined to kernels by correlation id),
+launch_match_plot (correlation vs time-proximity matches), offset_bounds_plot (each message's
+bound on the offset, and the interval) and drift_fit_plot (per-window intervals and a drift fit)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection, PolyCollection
 
-from course_lib.clocks import offset_bounds
-from course_lib.figures.clocks import launch_timeline, offset_bounds_plot
+from course_lib.clocks import fit_drift, offset_bounds, simulate_messages
+from course_lib.figures.clocks import (
+    drift_fit_plot,
+    launch_match_plot,
+    launch_timeline,
+    offset_bounds_plot,
+)
 from course_lib.trace import link_launches
 from course_lib.tracegen import generate_dp_profile
 
@@ -122,3 +128,56 @@ def test_offset_bounds_plot_needs_both_directions():
     """Messages one way only leave the interval unbounded: a clear ValueError."""
     with pytest.raises(ValueError, match="both directions"):
         offset_bounds_plot(np.array([[1.0, 0.9]]), np.empty((0, 2)))
+
+
+def test_launch_match_plot_puts_each_match_at_its_times():
+    """Dots: (event start, end of its launch by correlation id); crosses: (event start, end of the
+    time-matched launch); both in ms from the origin."""
+    start = np.array([1.010, 1.020, 1.030])
+    right = np.array([1.001, 1.002, 1.003])
+    guess = np.array([1.003, 1.003, 1.003])
+    ax = launch_match_plot(start, right, guess, origin=1.0)
+    lines = {ln.get_gid(): ln for ln in ax.lines}
+    np.testing.assert_allclose(lines["match:correlation"].get_xdata(), [10.0, 20.0, 30.0])
+    np.testing.assert_allclose(lines["match:correlation"].get_ydata(), [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(lines["match:time"].get_ydata(), [3.0, 3.0, 3.0])
+
+
+def test_launch_match_plot_needs_one_entry_per_event():
+    """Arrays of different lengths are a ValueError, not a silently shifted plot."""
+    with pytest.raises(ValueError, match="equal length"):
+        launch_match_plot(np.zeros(3), np.zeros(2), np.zeros(3))
+
+
+def test_drift_fit_plot_shows_each_interval_around_the_fitted_line():
+    """Right panel: each window's interval minus the fitted θ(t), in µs, and the title counts the
+    windows whose interval holds the line; left: midpoints in ms and the first one held constant."""
+    windows = [
+        simulate_messages(20, offset=1e-3, drift_ppm=10.0, span=0.01, start=60.0 * k, seed=k)
+        for k in range(5)
+    ]
+    t = np.array([w[1][:, 0].mean() for w in windows])
+    ivs = [offset_bounds(*w) for w in windows]
+    lo, hi = np.array([iv.lower for iv in ivs]), np.array([iv.upper for iv in ivs])
+    fit = fit_drift(t + 0.5 * (lo + hi), t)
+    left, right = drift_fit_plot(t, lo, hi, fit)
+    (bars,) = [c for c in right.collections if c.get_gid() == "drift:residuals"]
+    segments = bars.get_segments()
+    line = fit.to_local(t) - t
+    np.testing.assert_allclose([s[0, 1] for s in segments], (lo - line) * 1e6, atol=1e-9)
+    np.testing.assert_allclose([s[1, 1] for s in segments], (hi - line) * 1e6, atol=1e-9)
+    assert right.get_title(loc="left") == "Zoomed: 5 of 5 intervals hold the line"
+    lines = {ln.get_gid(): ln for ln in left.lines}
+    np.testing.assert_allclose(lines["drift:windows"].get_ydata(), 0.5 * (lo + hi) * 1e3)
+    np.testing.assert_allclose(
+        lines["drift:constant"].get_ydata(), [0.5 * (lo[0] + hi[0]) * 1e3] * 2
+    )
+
+
+def test_drift_fit_plot_rejects_bad_intervals():
+    """Mismatched lengths or an interval with lower > upper raise a ValueError."""
+    fit = fit_drift([0.0, 1.0], [0.0, 1.0])
+    with pytest.raises(ValueError, match="equal length"):
+        drift_fit_plot(np.zeros(2), np.zeros(3), np.zeros(2), fit)
+    with pytest.raises(ValueError, match="lower <= upper"):
+        drift_fit_plot(np.zeros(1), np.ones(1), np.zeros(1), fit)

@@ -1,4 +1,4 @@
-"""cost02's explorer: offset bounds from message round trips, drift, and ordering certainty."""
+"""cost02's explorer: offset bounds from messages both ways, drift, and ordering certainty."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ class ClockAlignmentExplorer(Explorer):
     change simulates ``num_messages`` messages each way over ``span`` seconds
     (:func:`course_lib.clocks.simulate_messages`, fixed seed) with one-way delays min_delay +
     Exp(jitter). Left: every message's bound on θ (▲ lower from A -> B, ▼ upper from B -> A),
-    the true θ(t), the constant-offset interval max(S_A − R_B) < θ < min(R_A − S_B) (dPRO's
-    causality constraint), per-window intervals and the drift line fitted through their
+    the true θ(t), the constant-offset interval max(S_A − R_B) < θ < min(R_A − S_B) (the
+    causality constraint dPRO also uses), per-window intervals and the drift line fitted through their
     midpoints. Right: seven pairs of events (a on A, b on B) near the end of the span, each with
     the true elapsed time t(a) − t(b) it could have given the constant-offset interval, coloured by
     the verdict of "a happened before b"; a verdict the truth contradicts is marked wrong.
@@ -245,7 +245,7 @@ class ClockAlignmentExplorer(Explorer):
             if len(ab) and len(ba):
                 try:
                     iv = offset_bounds(ab, ba)
-                except ValueError:  # drift within the window exceeds its round trip
+                except ValueError:  # drift within the window exceeds its fastest delays
                     continue
                 windows.append((0.5 * (w0 + w1), iv))
         fit = None
@@ -384,7 +384,7 @@ class ClockAlignmentExplorer(Explorer):
                     f"{iv.lower * us:.2f} µs &lt; θ &lt; {iv.upper * us:.2f} µs "
                     f"(holds the true θ at t = {t_event:g} s: {ok})",
                 ),
-                ("width (the smallest round trip)", f"{iv.width * us:.2f} µs"),
+                ("width (fastest delay A→B + fastest B→A)", f"{iv.width * us:.2f} µs"),
             ]
         rows.append(
             (

@@ -1,4 +1,5 @@
-"""Clock figures (cost02): launch-to-kernel timelines and offset bounds from message exchanges."""
+"""Clock figures (cost02): launch-to-kernel timelines, launch matching, offset bounds from message
+exchanges and drift fits."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from matplotlib.patches import Patch
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+
+    from course_lib.clocks import DriftFit
 
 from course_lib.figures.style import axes_px, text_px
 
@@ -243,3 +246,99 @@ def offset_bounds_plot(
         title = f"{lo:.1f} µs < θ < {hi:.1f} µs from {len(ab)} + {len(ba)} messages"
     ax.set_title(title, loc="left")
     return ax
+
+
+def launch_match_plot(
+    kernel_start: np.ndarray,
+    by_correlation: np.ndarray,
+    by_time: np.ndarray,
+    origin: float = 0.0,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """For each GPU event, the end of the launch it is matched to, by correlation id (●) and by time (×) (cost02).
+
+    All three arrays are in seconds on one clock, one entry per GPU event: its start, the end of
+    the launch with the same correlation id, and the end of the launch a time-proximity join
+    picked (e.g. the last call that ended before the event started). Both axes are in ms from
+    ``origin``. A match is right where the cross sits on the dot.
+    """
+    start = np.asarray(kernel_start, dtype=float)
+    right = np.asarray(by_correlation, dtype=float)
+    guess = np.asarray(by_time, dtype=float)
+    if not (start.shape == right.shape == guess.shape and start.ndim == 1):
+        raise ValueError(
+            "launch_match_plot: kernel_start, by_correlation and by_time must be 1-D of equal "
+            f"length, got {start.shape}, {right.shape}, {guess.shape}"
+        )
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 3.8), layout="constrained")
+    x = (start - origin) * 1e3
+    ax.plot(x, (right - origin) * 1e3, "o", color="#0072B2", ms=5, gid="match:correlation",
+            label="by correlation id: the launch that enqueued it")  # fmt: skip
+    ax.plot(x, (guess - origin) * 1e3, "x", color="#D55E00", ms=6, gid="match:time",
+            label="by time: the last call that ended before it started")  # fmt: skip
+    ax.set_xlabel("GPU event start (ms)")
+    ax.set_ylabel("end of the matched launch (ms)")
+    ax.legend(loc="lower right", frameon=False)
+    ax.grid(color="#EBEBEB")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    if title is not None:
+        ax.set_title(title, loc="left")
+    return ax
+
+
+def drift_fit_plot(
+    t_ref: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    fit: DriftFit,
+    axes: tuple[Axes, Axes] | None = None,
+    zoom_us: float = 25.0,
+) -> tuple[Axes, Axes]:
+    """Per-window offset intervals and the drift line fitted through them, in two panels (cost02).
+
+    ``t_ref`` (s): each window's time on the reference clock B; ``lower``/``upper`` (s): its offset
+    interval (t_A = t_B + θ); ``fit``: :func:`course_lib.clocks.fit_drift` of the midpoints. Left:
+    θ in ms, the fitted θ(t) and, dashed, the first window's offset held constant. Right: each
+    interval minus the fitted θ(t), in µs (±``zoom_us``): a window whose bar crosses zero holds
+    the line.
+    """
+    t = np.asarray(t_ref, dtype=float)
+    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    if not (t.shape == lo.shape == hi.shape and t.ndim == 1 and len(t) >= 1):
+        raise ValueError(
+            f"drift_fit_plot: t_ref, lower, upper must be 1-D of equal length, got {t.shape}, "
+            f"{lo.shape}, {hi.shape}"
+        )
+    if np.any(lo > hi):
+        raise ValueError("drift_fit_plot: every window needs lower <= upper")
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(11, 3.9), layout="constrained")
+    left, right = axes
+    mid = 0.5 * (lo + hi)
+    span = np.array([min(0.0, t.min()), t.max()])
+    green, dark, orange = "#009E73", "#222222", "#D55E00"
+    left.plot(t, mid * 1e3, "o", color=green, gid="drift:windows",
+              label=f"each window's interval (≈{np.median(hi - lo) * 1e6:.0f} µs: a dot)")  # fmt: skip
+    left.plot(span, (fit.to_local(span) - span) * 1e3, color=dark, lw=1.2, gid="drift:fit",
+              label=f"fitted θ(t): {fit.drift_ppm:.2f} ppm")  # fmt: skip
+    left.plot(span, [mid[0] * 1e3] * 2, "--", color=orange, gid="drift:constant",
+              label="first window's offset, held constant")  # fmt: skip
+    left.set(xlabel="time on clock B (s)", ylabel="offset θ = t_A − t_B (ms)")
+    left.legend(loc="best", frameon=False, fontsize=9)
+    line = fit.to_local(t) - t
+    right.vlines(t, (lo - line) * 1e6, (hi - line) * 1e6, color=green, lw=6, gid="drift:residuals",
+                 label="each window's interval − fitted θ(t)")  # fmt: skip
+    right.axhline(0.0, color=dark, lw=1.2, label="fitted θ(t)")
+    right.set_ylim(-zoom_us, zoom_us)
+    right.set(xlabel="time on clock B (s)", ylabel="offset − fitted θ(t) (µs)")
+    right.legend(loc="lower right", frameon=False, fontsize=9)
+    inside = int(np.sum((lo <= line) & (line <= hi)))
+    right.set_title(f"Zoomed: {inside} of {len(t)} intervals hold the line", loc="left")
+    for axis in (left, right):
+        axis.grid(color="#EBEBEB")
+        for side in ("top", "right"):
+            axis.spines[side].set_visible(False)
+    return left, right
