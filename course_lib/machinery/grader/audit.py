@@ -19,13 +19,18 @@ as Python syntax trees, after IPython turns magics into calls, and flags, for ma
   introspection         frames, gc, inspect, linecache, tracing hooks, IPython's In/Out
   subprocess            subprocess, os.system, os.popen
   threads               threads and processes that outlive a cell
+  too_deep              code nested too deeply to read (the kernel fails on it too)
 
-A flag asks a human to look; it never changes a score.
+It reads the bodies of ``%%capture``, ``%time`` and similar magics as Python, counts ``!cmd``
+and shell cell magics as subprocesses, reads the student's own .py files, and notices frame or
+namespace attributes named in strings (``operator.attrgetter("f_back.f_globals")``) and modules
+fetched from ``sys.modules``. A flag asks a human to look; it never changes a score.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 HOOK_ATTRS = {
@@ -184,6 +189,12 @@ PATH_WORDS = (
     "/home/",
 )
 WRITE_CONTEXTS = (ast.Store, ast.Del)
+PYTHON_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pdb"}
+SHELL_MAGICS = {"bash", "sh", "script", "system", "sx", "perl", "ruby"}
+INTROSPECTION_WORDS = re.compile(
+    r"\b(f_back|f_globals|f_locals|f_code|tb_frame|tb_next|gi_frame|cr_frame|ag_frame|user_ns|"
+    r"user_global_ns|_getframe|__code__|__globals__|__closure__|co_consts)\b"
+)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -205,6 +216,7 @@ class _Auditor(ast.NodeVisitor):
         self.course_lib_names: set[str] = set()
         self.ipython_names: set[str] = set()
         self.depth = 0
+        self.magic_depth = 0
 
     def flag(self, what: str | None) -> None:
         if what:
@@ -343,6 +355,44 @@ class _Auditor(ast.NodeVisitor):
             magic = node.args[0] if node.args else None
             if isinstance(magic, ast.Constant) and magic.value in ("xmode", "config"):
                 self.flag("traceback_display")
+            if isinstance(magic, ast.Constant) and magic.value in SHELL_MAGICS:
+                self.flag("subprocess")
+            body = node.args[-1] if len(node.args) >= 2 else None
+            if (
+                isinstance(magic, ast.Constant)
+                and magic.value in PYTHON_MAGICS
+                and isinstance(body, ast.Constant)
+                and isinstance(body.value, str)
+            ):
+                self.nested(body.value)
+        if isinstance(func, ast.Attribute) and func.attr in ("system", "getoutput"):
+            if self._from_ipython(func.value):
+                self.flag("subprocess")
+        self.generic_visit(node)
+
+    def nested(self, source: str) -> None:
+        """Audit the Python body of a magic (``%time import gc``, ``%%capture``)."""
+        if self.magic_depth > 5:
+            return
+        try:
+            tree = ast.parse(python_source(source))
+        except (SyntaxError, ValueError):
+            return
+        self.magic_depth += 1
+        try:
+            self.visit(tree)
+        finally:
+            self.magic_depth -= 1
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if _dotted(node.value) == "sys.modules":
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.flag(MODULES.get(key.value.split(".")[0]))
+                if key.value.split(".")[0] == "course_lib":
+                    self.flag("course_lib_patch")
+            else:
+                self.flag("dynamic_code")
         self.generic_visit(node)
 
     def visit_Raise(self, node: ast.Raise) -> None:
@@ -357,6 +407,8 @@ class _Auditor(ast.NodeVisitor):
             text = node.value.lower()
             if any(word in text for word in PATH_WORDS):
                 self.flag("grading_files")
+            if INTROSPECTION_WORDS.search(node.value):
+                self.flag("introspection")
 
 
 def python_source(cell_source: str) -> str:
@@ -375,9 +427,11 @@ def audit_sources(sources: Iterable[str], protected_names: Iterable[str] = ()) -
     for source in sources:
         try:
             tree = ast.parse(python_source(source))
+            auditor.visit(tree)
         except (SyntaxError, ValueError):
             continue
-        auditor.visit(tree)
+        except (RecursionError, MemoryError):  # the kernel will not run it either
+            auditor.flag("too_deep")
     return sorted(f"audit:{flag}" for flag in auditor.flags)
 
 
@@ -387,7 +441,7 @@ def bound_names(sources: Iterable[str]) -> set[str]:
     for source in sources:
         try:
             tree = ast.parse(python_source(source))
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):

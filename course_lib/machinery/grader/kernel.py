@@ -1,24 +1,24 @@
-"""The kernel that runs a submission while it is graded: IPython's kernel with a guard.
+"""The kernel that runs a submission's cells while it is graded: IPython's kernel, watched.
 
-Started inside the sandbox by `course grade` (never by a learner). Before each locked grade cell
-the guard puts back what a submission could have changed to make tests pass or to read them:
-IPython's input and AST transformers, exception handlers and traceback display, the builtins, the
-attributes of ``math``, ``operator``, ``numpy`` and ``course_lib`` modules (and the code objects of
-course_lib's functions), and the names the locked cells bound (``check_float``, ``np`` ...). A grade
-cell runs without entering the input history, and afterwards the names it bound and its source in
-``linecache`` are removed, so later student cells find no trace of the hidden tests. Everything the
-guard had to put back is reported to the grader as a runtime tamper flag.
+Started inside the sandbox by the zygote (zygote.py), never by a learner. It runs the student's
+cells and the lesson's locked cells, and nothing else: grade cells never reach it. At a grade
+cell's position the grader asks it, with a request of its own (first line ``#course-guard
+export``), for the values of the names the grade cell reads; it answers with them as plain data
+(wire.py). Nothing here is trusted — a student can change any of it — and nothing here decides a
+grade: what it answers is only data that the grader's own checks judge.
 
-The grader marks locked cells with a first line ``#course-guard <token> <role>``; the token comes
-from the environment and is removed from it before any student code runs.
+What it still does is notice tampering, for a human to review: before each export the Guard puts
+back what a submission could have changed to game checks that ran in this process — IPython's
+input and AST transformers, exception handlers and traceback display, the builtins, the attributes
+of ``math``, ``operator``, ``numpy`` and ``course_lib`` modules (and the code objects of
+course_lib's functions), and the names the locked cells bound — and reports each as a runtime flag.
 """
 
 from __future__ import annotations
 
 import builtins
 import importlib
-import linecache
-import os
+import json
 import sys
 import threading
 import types
@@ -268,46 +268,45 @@ class Guard:
                     self._flag(f"rebound:{name}")
                 ns[name] = saved
 
-    def forget(self, before_ns: dict[str, Any], before_lines: dict[str, set[str]]) -> None:
-        """After a grade cell: drop the names it bound and its source from linecache."""
-        ns = self.shell.user_ns
-        for name in [n for n in ns if n not in before_ns]:
-            del ns[name]
-        for name, value in before_ns.items():
-            if ns.get(name, _MISSING) is not value:
-                ns[name] = value
-        for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
-            if hasattr(sys, attr):  # a failed hidden test leaves its frames here
-                setattr(sys, attr, None)
-        for attr, keys in before_lines.items():
-            cache = getattr(linecache, attr, None)
-            if isinstance(cache, dict):
-                for key in [k for k in cache if k not in keys]:
-                    del cache[key]
-
 
 _MISSING = object()
 
 
-def _line_caches() -> dict[str, set[str]]:
-    return {
-        attr: set(getattr(linecache, attr))
-        for attr in ("cache", "_ipython_cache")
-        if isinstance(getattr(linecache, attr, None), dict)
-    }
+def export(ns: dict[str, Any], names: list[str]) -> str:
+    """The named values of `ns` as JSON text: {"values": {name: data}, "missing": [...],
+    "errors": {name: why}}; a callable is sent as {"$": "function"}."""
+    from course_lib.machinery.grader import wire
+
+    values, missing, errors = {}, [], {}
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        if name not in ns:
+            missing.append(name)
+            continue
+        try:
+            values[name] = wire.encode(ns[name], functions=True)
+        except wire.WireError as exc:
+            errors[name] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a value whose parts misbehave
+            errors[name] = f"{type(exc).__name__} while reading it"
+    return json.dumps(
+        {"values": values, "missing": missing, "errors": errors},
+        allow_nan=False,
+        separators=(",", ":"),
+    )
 
 
 class GuardedKernel(IPythonKernel):
-    """IPython's kernel; locked cells marked by the grader run under the Guard."""
+    """IPython's kernel; the grader's requests are answered, locked cells marked for the Guard."""
 
-    token = ""
     guard: Guard | None = None
 
     def _role(self, code: str) -> tuple[str | None, str]:
         first, _, rest = code.partition("\n")
         parts = first.split()
-        if len(parts) == 3 and parts[0] == MARK and self.token and parts[1] == self.token:
-            return parts[2], rest
+        if len(parts) == 2 and parts[0] == MARK:
+            return parts[1], rest
         return None, code
 
     async def do_execute(
@@ -323,62 +322,40 @@ class GuardedKernel(IPythonKernel):
         if self.guard is None:  # the first request: the app is set up, no student code ran yet
             self.guard = Guard(self.shell)
         role, code = self._role(code)
-        if role == "report":
-            return {
+        if role in ("report", "export"):
+            reply = {
                 "status": "ok",
                 "execution_count": self.execution_count,
                 "user_expressions": {},
                 "payload": [],
-                "course_audit": sorted(self.guard.flags),
             }
-        ns = self.shell.user_ns
-        before = dict(ns) if role in ("locked", "grade") else {}
-        lines = _line_caches() if role == "grade" else {}
-        if role == "grade":
+            if role == "report":
+                reply["course_audit"] = sorted(self.guard.flags)
+                return reply
             self.guard.restore()
-            store_history = False
+            try:
+                names = json.loads(code).get("names", [])
+                reply["course_export"] = export(self.shell.user_ns, list(names))
+            except Exception as exc:  # noqa: BLE001 - the grader sees a failed export
+                reply["course_export"] = json.dumps({"failed": type(exc).__name__})
+            return reply
+        ns = self.shell.user_ns
+        before = dict(ns) if role == "locked" else {}
         reply = await super().do_execute(
             code, silent, store_history, user_expressions, allow_stdin, **kwargs
         )
         try:
             if role == "locked":
                 self.guard.protect(before)
-            elif role == "grade":
-                self.guard.forget(before, lines)
         except Exception as exc:
             self.guard.flags.add(f"guard_failed:{role}:{type(exc).__name__}")
         return reply
 
 
-def _apply_limits() -> None:
-    """Resource limits for the kernel process tree (set before any student code runs)."""
-    import resource
-
-    for name, env in (
-        ("RLIMIT_AS", "COURSE_KERNEL_MEMORY"),
-        ("RLIMIT_FSIZE", "COURSE_KERNEL_FSIZE"),
-    ):
-        value = os.environ.pop(env, "")
-        if value:
-            limit = int(value)
-            resource.setrlimit(getattr(resource, name), (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def main() -> None:
-    """Start the guarded kernel (``python -m course_lib.machinery.grader.kernel -f CONNECTION_FILE``)."""
-    _apply_limits()
-    workdir = os.environ.pop("COURSE_KERNEL_WORKDIR", "")
-    if workdir:  # in the sandbox: work on a copy of the (read-only) submission files
-        import shutil
-
-        shutil.copytree(os.getcwd(), workdir, dirs_exist_ok=True)
-        os.chdir(workdir)
-    GuardedKernel.token = os.environ.pop("COURSE_GUARD_TOKEN", "")
+def run(argv: list[str]) -> None:
+    """Run the kernel with these command-line arguments (``-f CONNECTION_FILE``): the zygote's
+    child calls this before any student code exists."""
     from ipykernel.kernelapp import IPKernelApp
 
-    IPKernelApp.launch_instance(kernel_class=GuardedKernel)
-
-
-if __name__ == "__main__":
-    main()
+    sys.argv = ["course-graded-kernel", *argv]
+    IPKernelApp.launch_instance(argv=argv, kernel_class=GuardedKernel)

@@ -62,11 +62,13 @@ class CellSpec:
 
 @dataclass(frozen=True)
 class LessonSpec:
-    """The nbgrader cells of one lesson notebook, in notebook order."""
+    """The nbgrader cells of one lesson notebook, in notebook order, and the sources of the
+    lesson's own code cells that are not nbgrader cells (examples, figures, explorers)."""
 
     lesson: str
     notebook: str
     cells: tuple[CellSpec, ...]
+    examples: tuple[str, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -95,7 +97,8 @@ class LessonSpec:
         """Inverse of to_json."""
         data = json.loads(text)
         cells = tuple(CellSpec(**c) for c in data["cells"])
-        return LessonSpec(data["lesson"], data["notebook"], cells)
+        examples = tuple(data.get("examples", ()))
+        return LessonSpec(data["lesson"], data["notebook"], cells, examples)
 
 
 def read_spec(db_url: str, course_id: str, lesson: str, order_from: Path | None) -> LessonSpec:
@@ -129,14 +132,17 @@ def read_spec(db_url: str, course_id: str, lesson: str, order_from: Path | None)
                 )
             )
         name = nb.name
+    examples: list[str] = []
     if order_from is not None and order_from.is_file():
-        order = [
-            c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            for c in json.loads(order_from.read_text("utf-8"))["cells"]
-        ]
+        source_cells = json.loads(order_from.read_text("utf-8"))["cells"]
+        order = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in source_cells]
         rank = {gid: i for i, gid in enumerate(order) if gid}
         cells.sort(key=lambda c: rank.get(c.name, len(rank)))
-    return LessonSpec(lesson, name, tuple(cells))
+        for c in source_cells:
+            if c.get("cell_type") == "code" and "nbgrader" not in c.get("metadata", {}):
+                text = c.get("source", "")
+                examples.append("".join(text) if isinstance(text, list) else str(text))
+    return LessonSpec(lesson, name, tuple(cells), tuple(examples))
 
 
 def hidden_block(source: str) -> list[str]:
@@ -168,6 +174,8 @@ def read_submission(path: Path) -> NotebookNode:
         raise CorruptNotebook(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise CorruptNotebook(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise CorruptNotebook("JSON nested too deeply to be a notebook") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
         raise CorruptNotebook("valid JSON but not a Jupyter notebook (no list of cells)")
     if raw.get("nbformat") != 4:

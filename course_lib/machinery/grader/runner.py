@@ -10,6 +10,7 @@ feedback/ and grades/<lesson>.csv, and prints a summary table.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -28,6 +29,7 @@ from time import monotonic
 import pandas as pd
 
 from course_lib.machinery.grader import gradebook as gbk
+from course_lib.machinery.grader import limits as tree_limits
 from course_lib.machinery.grader.gradebook import StudentResult
 from course_lib.machinery.grader.notebook import read_spec
 from course_lib.machinery.grader.sandbox import make_sandbox
@@ -241,11 +243,45 @@ def install(root: Path, lesson: str, result: StudentResult) -> None:
         shutil.rmtree(feedback, ignore_errors=True)
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A text cell made safe for spreadsheets: control characters shown as escapes, and a leading
+    =, +, -, @ (a formula to Excel or LibreOffice) behind an apostrophe."""
+    if not isinstance(value, str):
+        return value
+    text = "".join(ch if ch >= " " and ch != "\x7f" else repr(ch)[1:-1] for ch in value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def csv_uncell(value: object) -> object:
+    """Inverse of csv_cell's apostrophe (reading an earlier CSV back)."""
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(FORMULA_START):
+        return value[1:]
+    return value
+
+
 def _write_csv(path: Path, rows: pd.DataFrame) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    rows.to_csv(tmp, index=False)
+    safe = rows.copy()
+    for column in ("student", "status", "flags", "detail"):
+        safe[column] = safe[column].map(csv_cell)
+    safe.to_csv(tmp, index=False)
     os.replace(tmp, path)
+
+
+def read_csv(path: Path) -> pd.DataFrame | None:
+    """An earlier grades CSV, with csv_cell's apostrophes taken off (None if unreadable)."""
+    try:
+        rows = pd.read_csv(path, keep_default_na=False, dtype={"student": str})
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+    for column in ("student", "status", "flags", "detail"):
+        if column in rows:
+            rows[column] = rows[column].map(csv_uncell)
+    return rows
 
 
 def table(
@@ -304,6 +340,8 @@ def grade_lesson(root: Path, lesson: str, options: GradeOptions = GradeOptions()
         raise ValueError(f"no submissions: {root / 'submitted'} has no student folders")
     gbk.ensure_lesson(root, db_url, lesson)
     sandbox, isolation = make_sandbox(options.sandbox)
+    tree_limits.remove_stale()
+    isolation += "; " + tree_limits.describe()
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{lesson}-") as tmp:
         tmp_path = Path(tmp)
         template = tmp_path / "template.db"
@@ -334,8 +372,17 @@ def grade_lesson(root: Path, lesson: str, options: GradeOptions = GradeOptions()
         bar = _progress(len(jobs), lesson, options.progress)
 
         def on_result(job: dict, result: StudentResult) -> None:
-            install(root, lesson, result)
-            gbk.record(root, db_url, cid, lesson, result)
+            try:
+                install(root, lesson, result)
+                gbk.record(root, db_url, cid, lesson, result)
+            except Exception as exc:  # noqa: BLE001 - this student is marked; the run goes on
+                why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                result = dataclasses.replace(
+                    result,
+                    status="error_student",
+                    detail=f"results could not be written: {why}"[:500],
+                    flags=tuple(sorted({*result.flags, "write_failed"})),
+                )
             shutil.rmtree(job["work_dir"], ignore_errors=True)
             results[result.student] = result
             bar.update(1)
@@ -349,7 +396,7 @@ def grade_lesson(root: Path, lesson: str, options: GradeOptions = GradeOptions()
         finally:
             bar.close()
     csv = root / "grades" / f"{lesson}.csv"
-    previous = pd.read_csv(csv) if csv.is_file() else None
+    previous = read_csv(csv) if csv.is_file() else None
     rows = table(
         find_students(root),
         results,

@@ -1,34 +1,46 @@
-"""Where a submission's kernel runs: a bubblewrap sandbox that sees only its own folder.
+"""Where a submission runs: a bubblewrap sandbox that sees only its own folder, nothing writable.
 
-The kernel gets read-only views of the operating system (/usr), the Python installation, the
-course_lib package and its submission's non-notebook files (copied into /tmp/work, where it runs),
-a private /tmp of 512 MiB, and the folder of its IPC sockets. It does not see the course root (gradebook, source/, release/,
-submitted/, other students' work), has no network (the grader talks to it over Unix sockets), runs
-in its own PID, IPC and UTS namespaces as an unprivileged uid, and is killed with everything it
-started when its grader dies. Without bubblewrap (mode "none") the kernel runs as a plain process
-with the same clean environment and no barrier at all; `course grade` says so loudly.
+The sandbox gets read-only views of the operating system (/usr), the Python installation, the
+course_lib package, its submission's non-notebook files and its connection file, and a private
+RAM-backed /tmp of TMP_BYTES — its only writable space (the kernel works on a copy of the files
+there, its sockets and home are there). It does not see the course root (gradebook, source/,
+release/, submitted/, other students' work), has no network (the grader reaches the kernel's
+sockets through /proc/<pid>/root/tmp, and the zygote through two inherited pipes), runs in its
+own user, PID, IPC, UTS and cgroup namespaces as an unprivileged uid with no capabilities, and
+dies with everything in it when its grader dies. Its first process is the zygote (zygote.py, PID
+1), which forks the kernel and, later, the probes. Its stdout and stderr are /dev/null: it holds
+no descriptor of the grader's. Without bubblewrap (mode "none") the same processes run as plain
+processes with the same clean environment and no barrier at all; `course grade` says so loudly.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import queue
+import select
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Any as AnyTrait
 
+from course_lib.machinery.grader import limits as tree_limits
+
 MODES = ("auto", "bwrap", "none")
 KERNEL_MEMORY = 6 * 2**30  # bytes of address space per kernel (RLIMIT_AS)
 KERNEL_FSIZE = 256 * 2**20  # largest file a kernel may write (RLIMIT_FSIZE)
-TMP_BYTES = 512 * 2**20  # the sandbox's /tmp (RAM-backed): home, caches and the working copy
+TMP_BYTES = 512 * 2**20  # the sandbox's /tmp (RAM-backed): its only writable space
 WORKDIR = "/tmp/work"  # where the kernel works on its copy of the submission's files
+IPC_DIR = "/tmp/ipc"  # the kernel's sockets, inside the sandbox
 
 
 class SandboxError(RuntimeError):
@@ -64,13 +76,20 @@ class Sandbox:
     ro_paths: tuple[str, ...] = ()
 
     def wrap(
-        self, cmd: Sequence[str], *, cwd: str, rw: Sequence[str], env: Mapping[str, str]
+        self,
+        cmd: Sequence[str],
+        *,
+        cwd: str,
+        ro: Sequence[str] = (),
+        env: Mapping[str, str],
+        info_fd: int | None = None,
     ) -> list[str]:
-        """The command line that runs `cmd` in this sandbox with working folder `cwd`."""
+        """The command line that runs `cmd` in this sandbox with working folder `cwd` (read-only,
+        like every folder in `ro`); the sandbox's /tmp is its only writable space."""
         if self.mode == "none":
             prefix = []
             setpriv = shutil.which("setpriv")
-            if setpriv:  # the kernel dies with its grader, as under bwrap
+            if setpriv:  # the processes die with their grader, as under bwrap
                 prefix = [setpriv, "--pdeathsig", "KILL", "--"]
             return [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), *cmd]
         args = [
@@ -83,6 +102,7 @@ class Sandbox:
             "65534",
             "--die-with-parent",
             "--new-session",
+            "--as-pid-1",  # the zygote is PID 1: nothing in the sandbox can signal it
             "--cap-drop",
             "ALL",
             *_system_binds(),
@@ -97,16 +117,18 @@ class Sandbox:
             "--dir",
             "/tmp/home",
         ]
-        for path in self.ro_paths:
-            args += ["--ro-bind", path, path]
-        for path in rw:
+        for path in (*self.ro_paths, *ro):
             if path != cwd:
-                args += ["--bind", path, path]
-        # The submission's files are read-only; the kernel copies them into the size-capped /tmp
-        # and works there, so what it writes cannot fill the grader's disk.
+                args += ["--ro-bind", path, path]
         args += ["--ro-bind", cwd, cwd, "--chdir", cwd, "--clearenv"]
-        for key, value in {**env, "COURSE_KERNEL_WORKDIR": WORKDIR}.items():
+        for key, value in {
+            **env,
+            "COURSE_KERNEL_WORKDIR": WORKDIR,
+            "COURSE_IPC_DIR": IPC_DIR,
+        }.items():
             args += ["--setenv", key, value]
+        if info_fd is not None:
+            args += ["--info-fd", str(info_fd)]
         return [*args, "--", *cmd]
 
 
@@ -127,6 +149,7 @@ def kernel_env(extra: Mapping[str, str] | None = None, home: str = "/tmp/home") 
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "NBGRADER_EXECUTION": "autograde",
+        "MPLCONFIGDIR": f"{home}/.mpl",
         "COURSE_KERNEL_MEMORY": str(KERNEL_MEMORY),
         "COURSE_KERNEL_FSIZE": str(KERNEL_FSIZE),
     }
@@ -158,7 +181,7 @@ def probe_bwrap() -> str | None:
     if shutil.which("bwrap") is None:
         return "the bwrap command is not installed"
     sandbox = Sandbox("bwrap", python_paths())
-    cmd = sandbox.wrap([sys.executable, "-c", "pass"], cwd=sys.prefix, rw=[], env=kernel_env())
+    cmd = sandbox.wrap([sys.executable, "-I", "-c", "pass"], cwd=sys.prefix, env=kernel_env())
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -168,31 +191,152 @@ def probe_bwrap() -> str | None:
     return None
 
 
+class ZygoteLink:
+    """The grader's end of the two pipes to a sandbox's zygote (see zygote.py)."""
+
+    def __init__(self, rfd: int, wfd: int) -> None:
+        self.rfd, self.wfd = rfd, wfd
+        self.kernel_alive = True
+        self.closed = False
+        self.replies: queue.Queue = queue.Queue()
+        self.probe_lines: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        buffer = b""
+        while True:
+            try:
+                chunk = os.read(self.rfd, 1 << 20)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed = True
+                self.kernel_alive = False
+                self.replies.put(None)
+                self.probe_lines.put(None)
+                return
+            buffer += chunk
+            if len(buffer) > MAX_LINE:  # a zygote cannot send this: treat it as gone
+                buffer = b""
+                self.probe_lines.put((-1, b'{"dead": -1, "why": "reply too large"}'))
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                self._dispatch(line)
+
+    def _dispatch(self, line: bytes) -> None:
+        if line.startswith(b"Z "):
+            try:
+                msg = json.loads(line[2:])
+            except ValueError:
+                return
+            if msg.get("event") == "kernel_exit":
+                self.kernel_alive = False
+            else:
+                self.replies.put(msg)
+        elif line.startswith(b"P "):
+            parts = line.split(b" ", 2)
+            if len(parts) == 3 and parts[1].isdigit():
+                self.probe_lines.put((int(parts[1]), parts[2]))
+
+    def send(self, data: bytes) -> bool:
+        with self.lock:
+            try:
+                while data:
+                    data = data[os.write(self.wfd, data) :]
+            except OSError:
+                return False
+        return True
+
+    def op(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """Send a zygote request; its reply, or None (no reply in time, or the sandbox is gone)."""
+        if self.closed or not self.send(b"Z " + json.dumps(request).encode() + b"\n"):
+            return None
+        deadline = monotonic() + timeout
+        while True:
+            left = deadline - monotonic()
+            if left <= 0:
+                return None
+            try:
+                msg = self.replies.get(timeout=left)
+            except queue.Empty:
+                return None
+            if msg is None:
+                return None
+            if msg.get("op") == request.get("op"):
+                return msg
+
+    def to_probe(self, probe_id: int, obj: dict[str, Any]) -> bool:
+        line = json.dumps(obj, separators=(",", ":")).encode()
+        return self.send(f"P {probe_id} ".encode() + line + b"\n")
+
+    def from_probe(self, probe_id: int, timeout: float) -> bytes | None:
+        """The next line probe `probe_id` wrote, or None in time (earlier probes' lines skipped)."""
+        deadline = monotonic() + timeout
+        while True:
+            left = deadline - monotonic()
+            if left <= 0:
+                return None
+            try:
+                item = self.probe_lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if item is None:
+                return b'{"dead": -1, "why": "the sandbox ended"}'
+            pid, line = item
+            if pid in (probe_id, -1):
+                return line
+
+    def close(self) -> None:
+        for fd in (self.wfd,):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+MAX_LINE = 90 * 2**20
+
+
 class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager that starts the guarded kernel inside a Sandbox over IPC sockets."""
+    """Starts a sandbox whose zygote forks the student's kernel; the kernel's sockets are inside
+    the sandbox's /tmp, reached through /proc/<pid>/root (bwrap) or a run folder (none)."""
 
     sandbox = AnyTrait(None)
     extra_env = AnyTrait(None)
+    preload = AnyTrait(None)
+    ro_dirs = AnyTrait(None)
+    mpl_cache = AnyTrait(None)
+    limits_name = AnyTrait(None)
 
-    def __init__(self, *, run_dir: Path, **kwargs: Any) -> None:
+    def __init__(self, *, run_dir: Path, sandbox: Sandbox | None = None, **kwargs: Any) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "conn").mkdir(exist_ok=True)
+        boxed = sandbox is not None and sandbox.mode == "bwrap"
+        if not boxed:
+            (run_dir / "ipc").mkdir(exist_ok=True)
         super().__init__(
             transport="ipc",
-            ip=str(run_dir / "kernel"),
-            connection_file=str(run_dir / "kernel.json"),
+            ip=f"{IPC_DIR}/kernel" if boxed else str(run_dir / "ipc" / "kernel"),
+            connection_file=str(run_dir / "conn" / "kernel.json"),
             **kwargs,
         )
+        self.sandbox = sandbox or Sandbox("none")
         self.run_dir = run_dir
+        self.link: ZygoteLink | None = None
+        self.tree: tree_limits.TreeLimits | None = None
 
     @property
     def kernel_spec(self) -> KernelSpec:
-        """Always the guarded Python kernel, whatever kernel the notebook names."""
+        """Always the zygote and its guarded Python kernel, whatever kernel the notebook names."""
         if self._kernel_spec is None:
             self._kernel_spec = KernelSpec(
                 argv=[
                     sys.executable,
+                    "-I",  # isolated: the submission folder is never on sys.path first
                     "-m",
-                    "course_lib.machinery.grader.kernel",
+                    "course_lib.machinery.grader.zygote",
                     "-f",
                     "{connection_file}",
                 ],
@@ -202,11 +346,79 @@ class SandboxedKernelManager(AsyncKernelManager):
             )
         return self._kernel_spec
 
-    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        """The kernel command wrapped in the sandbox, with its working folder writable."""
-        cmd = super().format_kernel_cmd(extra_arguments)
-        cwd = str(self._launch_args.get("cwd") or self.run_dir)
-        sandbox = self.sandbox or Sandbox("none")
-        home = "/tmp/home" if sandbox.mode == "bwrap" else str(self.run_dir / "home")
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        """Start the sandbox with the zygote's pipes, no stdio of ours, inside the tree's cgroup."""
+        cwd = str(kw.get("cwd") or self.run_dir)
+        boxed = self.sandbox.mode == "bwrap"
+        home = "/tmp/home" if boxed else str(self.run_dir / "home")
         env = kernel_env(self.extra_env or {}, home=home)
-        return sandbox.wrap(cmd, cwd=cwd, rw=[str(self.run_dir), cwd], env=env)
+        to_zygote_r, to_zygote_w = os.pipe()
+        from_zygote_r, from_zygote_w = os.pipe()
+        info_r, info_w = os.pipe() if boxed else (-1, -1)
+        env["COURSE_ZYGOTE_FDS"] = f"{to_zygote_r},{from_zygote_w}"
+        env["COURSE_PRELOAD"] = ",".join(self.preload or ())
+        if self.mpl_cache:
+            env["COURSE_MPL_CACHE"] = str(self.mpl_cache)
+        if not boxed:
+            env["COURSE_IPC_DIR"] = str(self.run_dir / "ipc")
+        ro = [str(self.run_dir / "conn"), *(self.ro_dirs or ())]
+        if self.mpl_cache:
+            ro.append(str(self.mpl_cache))
+        cmd = self.sandbox.wrap(
+            kernel_cmd, cwd=cwd, ro=ro, env=env, info_fd=info_w if boxed else None
+        )
+        self.tree = tree_limits.create(self.limits_name or f"{os.getpid()}-{id(self)}")
+        cmd = tree_limits.enter_command(self.tree, cmd)
+        passed = [to_zygote_r, from_zygote_w] + ([info_w] if boxed else [])
+        kw.update(
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=passed,
+            close_fds=True,
+        )
+        try:
+            await super()._async_launch_kernel(cmd, **kw)
+        finally:
+            for fd in passed:
+                os.close(fd)
+        self.link = ZygoteLink(from_zygote_r, to_zygote_w)
+        if boxed:
+            pid = _read_info(info_r, 60.0)
+            os.close(info_r)
+            if pid is None:
+                raise RuntimeError("bubblewrap did not start the sandbox")
+            self.ip = f"/proc/{pid}/root{IPC_DIR}/kernel"
+
+    async def is_alive(self) -> bool:  # type: ignore[override]
+        """The kernel process is alive (the sandbox outlives it: its zygote says when it ends)."""
+        if self.link is not None and not self.link.kernel_alive:
+            return False
+        return await super().is_alive()
+
+    async def cleanup_resources(self, restart: bool = False) -> None:  # type: ignore[override]
+        await super().cleanup_resources(restart=restart)
+        if self.link is not None:
+            self.link.close()
+        if self.tree is not None:
+            self.tree.close()
+
+
+def _read_info(fd: int, timeout: float) -> int | None:
+    """The sandbox's PID (outside) from bwrap's --info-fd JSON."""
+    deadline = monotonic() + timeout
+    data = b""
+    while monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            return int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError):
+            continue
+    return None

@@ -3,13 +3,17 @@
 `course grade` starts N of these (``python -m course_lib.machinery.grader.worker``) and sends each a job per
 line on stdin; the worker answers one JSON line per job on its original stdout (everything else it
 or nbgrader prints goes to its log). A worker never runs student code itself: that happens in the
-sandboxed kernel. For one student it
-1. finds the notebook (a single renamed notebook is accepted and flagged), reads it strictly
-   and repairs its nbgrader metadata against the gradebook's cells;
-2. audits the student's cells statically;
+student's sandbox (the kernel, then probes). For one student it
+1. refuses a lesson folder or notebook that is a symbolic link (or leads outside the student's
+   folder), finds the notebook (a single renamed notebook is accepted and flagged), reads it
+   strictly and repairs its nbgrader metadata against the gradebook's cells;
+2. audits the student's cells and .py files statically (flags for review);
 3. runs nbgrader's own autograde in a temporary course whose gradebook is a copy of the lesson's
-   cells only, with GuardedExecute in place of nbgrader's Execute;
+   cells only, with GuardedExecute in place of nbgrader's Execute: the grade cells run in the
+   trusted checker here, in this process, on data from the sandbox;
 4. renders nbgrader's feedback from a copy of the autograded notebook without hidden tests.
+The submission time recorded is when the notebook arrived on this machine, never the student's own
+timestamp.txt (which is checked and flagged when it cannot be right).
 """
 
 from __future__ import annotations
@@ -39,12 +43,33 @@ from course_lib.machinery.grader.notebook import (
 )
 
 MAX_FILE_BYTES = 50 * 2**20  # larger extra files in a submission folder are not copied
+MAX_FILES_BYTES = 200 * 2**20  # all extra files together (the sandbox's /tmp holds a copy)
+INTERNAL_STUDENT = "student"  # the student's id inside the throwaway course (any folder name works)
+
+
+class RefusedSubmission(ValueError):
+    """A submission that must not be graded as it stands (a link to elsewhere); says why."""
+
+
+def check_folder(root: Path, student: str, lesson: str, folder: Path) -> None:
+    """Refuse a lesson folder that is a link or resolves outside submitted/<student>/<lesson>/."""
+    student_dir = root / "submitted" / student
+    for path in (student_dir, folder):
+        if path.is_symlink():
+            raise RefusedSubmission(f"{path.relative_to(root)} is a symbolic link: not graded")
+    real = folder.resolve()
+    if real != (student_dir.resolve() / lesson) or not real.is_relative_to(
+        (root / "submitted").resolve()
+    ):
+        raise RefusedSubmission("the lesson folder leads outside submitted/: not graded")
 
 
 def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, list[str], str]:
     """(notebook, flags, problem): the lesson notebook, or the only notebook under another name."""
     expected = folder / f"{lesson}.ipynb"
-    if expected.is_file() and not expected.is_symlink():
+    if expected.is_symlink():
+        raise RefusedSubmission(f"{expected.name} is a symbolic link: not graded")
+    if expected.is_file():
         return expected, [], ""
     found = sorted(
         p
@@ -59,8 +84,14 @@ def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, list[str], st
     return None, [], f"{len(found)} notebooks ({names}) and none named {lesson}.ipynb"
 
 
-def copy_files(src: Path, dst: Path, skip_notebooks: bool = True) -> tuple[list[str], list[str]]:
-    """Copy a submission folder's regular files (never symlinks); (copied, flags)."""
+SKIPPED_FILES = ("timestamp.txt",)  # never handed to nbgrader: the student wrote it
+
+
+def copy_files(
+    src: Path, dst: Path, skip_notebooks: bool = True, budget: int = MAX_FILES_BYTES
+) -> tuple[list[str], list[str]]:
+    """Copy a submission folder's regular files (never symlinks, at most MAX_FILE_BYTES each and
+    `budget` bytes in all); (copied, flags)."""
     copied, flags = [], []
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
@@ -69,13 +100,47 @@ def copy_files(src: Path, dst: Path, skip_notebooks: bool = True) -> tuple[list[
             continue
         if not path.is_file() or (skip_notebooks and path.suffix == ".ipynb"):
             continue
-        if ".ipynb_checkpoints" in rel.parts or path.stat().st_size > MAX_FILE_BYTES:
+        if ".ipynb_checkpoints" in rel.parts or rel.as_posix() in SKIPPED_FILES:
             continue
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES or size > budget:
+            flags.append("files_skipped:too_large")
+            continue
+        budget -= size
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        try:
+            shutil.copyfile(path, target)
+        except OSError:
+            flags.append("files_skipped:unreadable")
+            continue
         copied.append(rel.as_posix())
     return copied, sorted(set(flags))
+
+
+def arrival_time(notebook: Path, folder: Path) -> tuple[str, list[str]]:
+    """When the submission arrived here (the notebook's inode change time, which its owner cannot
+    set), as an ISO UTC string; and flags for a timestamp.txt that cannot be right."""
+    from datetime import datetime, timedelta, timezone
+
+    arrived = datetime.fromtimestamp(notebook.stat().st_ctime, tz=timezone.utc)
+    flags: list[str] = []
+    claim = folder / "timestamp.txt"
+    if claim.is_file() and not claim.is_symlink():
+        from nbgrader.utils import parse_utc
+
+        try:
+            text = claim.read_bytes()[:200].decode("utf-8").strip()
+            stated = parse_utc(text) if text else None
+        except (ValueError, UnicodeDecodeError, OverflowError, TypeError):
+            stated, flags = None, ["timestamp:unparsable"]
+        if stated is not None:
+            stated = stated if stated.tzinfo else stated.replace(tzinfo=timezone.utc)
+            if stated > datetime.now(timezone.utc) + timedelta(minutes=5):
+                flags.append("timestamp:future")
+            elif stated > arrived + timedelta(minutes=5):
+                flags.append("timestamp:after_arrival")
+    return arrived.replace(tzinfo=None).isoformat(), flags
 
 
 def zero_grades(spec: LessonSpec) -> tuple[GradeRecord, ...]:
@@ -83,6 +148,19 @@ def zero_grades(spec: LessonSpec) -> tuple[GradeRecord, ...]:
     return tuple(
         GradeRecord(spec.notebook, c.name, 0.0, c.points, False) for c in spec.cells if c.grade
     )
+
+
+def own_modules(folder: Path, limit: int = 2 * 2**20) -> list[str]:
+    """The sources of the .py files in a submission folder (a student's own helper modules)."""
+    out = []
+    for path in sorted(folder.rglob("*.py")):
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > limit:
+            continue
+        try:
+            out.append(path.read_text("utf-8", errors="replace"))
+        except OSError:
+            continue
+    return out[:50]
 
 
 def student_sources(nb: nbformat.NotebookNode) -> list[str]:
@@ -115,11 +193,20 @@ class Worker:
         spec = self.spec(job["spec"])
         work = Path(job["work_dir"])
         folder = Path(job["submission"]) if job.get("submission") else None
-        if folder is None or not folder.is_dir():
-            return StudentResult(student, "missing", f"no folder submitted/{student}/{lesson}/")
-        path, flags, problem = find_notebook(folder, lesson)
+        try:
+            if folder is not None:
+                check_folder(self.root, student, lesson, folder)
+            if folder is None or not folder.is_dir():
+                return StudentResult(student, "missing", f"no folder submitted/{student}/{lesson}/")
+            path, flags, problem = find_notebook(folder, lesson)
+        except RefusedSubmission as exc:
+            return StudentResult(
+                student, "corrupt", str(exc), ("symlink_refused",), zero_grades(spec)
+            )
         if path is None:
             return StudentResult(student, "missing", problem, tuple(flags))
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in student):
+            flags.append("student_name:control_characters")
         try:
             nb, repairs = repair(read_submission(path), spec)
         except (CorruptNotebook, nbformat.ValidationError) as exc:
@@ -133,10 +220,14 @@ class Worker:
                 seconds=monotonic() - start,
             )
         flags += repairs
+        if path.stat().st_nlink > 1:
+            flags.append("hardlinked_notebook")
+        stamp, stamp_flags = arrival_time(path, folder)
+        flags += stamp_flags
         locked = [c.source for c in spec.cells if c.locked and c.cell_type == "code"]
-        flags += audit_sources(student_sources(nb), bound_names(locked))
+        flags += audit_sources(student_sources(nb) + own_modules(folder), bound_names(locked))
         result = self._autograde(job, spec, nb, folder, work, flags)
-        return dataclasses.replace(result, seconds=round(monotonic() - start, 3))
+        return dataclasses.replace(result, timestamp=stamp, seconds=round(monotonic() - start, 3))
 
     def _autograde(
         self,
@@ -154,8 +245,9 @@ class Worker:
         from course_lib.machinery.grader.execute import GuardedExecute
 
         student, lesson, cid = job["student"], job["lesson"], job["course_id"]
+        internal = INTERNAL_STUDENT
         course = work / "course"
-        target = course / "submitted" / student / lesson
+        target = course / "submitted" / internal / lesson
         target.mkdir(parents=True)
         files, link_flags = copy_files(folder, target)
         flags += link_flags
@@ -163,8 +255,6 @@ class Worker:
         exec_dir, run_dir = work / "exec", work / "run"
         exec_dir.mkdir()
         copy_files(folder, exec_dir)
-        if job.get("mpl_cache") and Path(job["mpl_cache"]).is_dir():
-            shutil.copytree(job["mpl_cache"], run_dir / "mpl")
         db = course / "gradebook.db"
         shutil.copyfile(job["template"], db)
         config = copy.deepcopy(self.config)
@@ -178,10 +268,14 @@ class Worker:
         config.GuardedExecute.exec_dir = str(exec_dir)
         config.GuardedExecute.report_path = str(report_path)
         config.GuardedExecute.sandbox_mode = job["sandbox"]
+        config.GuardedExecute.spec_path = str(job["spec"])
+        config.GuardedExecute.example_sources = list(spec.examples)
+        if job.get("mpl_cache") and Path(job["mpl_cache"]).is_dir():
+            config.GuardedExecute.mpl_cache = str(job["mpl_cache"])
         if job.get("cell_timeout"):
             config.GuardedExecute.timeout = int(job["cell_timeout"])
         api = course_api(config, course, f"sqlite:///{db}")
-        outcome = api.autograde(lesson, student, force=True, create=True)
+        outcome = api.autograde(lesson, internal, force=True, create=True)
         report = json.loads(report_path.read_text()) if report_path.is_file() else {}
         flags += report.get("flags", [])
         status, detail = report.get("status", "error"), report.get("detail", "")
@@ -192,7 +286,7 @@ class Worker:
                 student, status, detail[:500], tuple(sorted(set(flags))), zero_grades(spec)
             )
         with Gradebook(f"sqlite:///{db}", cid) as gb:
-            sub = gb.find_submission(lesson, student)
+            sub = gb.find_submission(lesson, internal)
             grades = tuple(
                 GradeRecord(n.name, g.name, g.auto_score, float(g.max_score), g.needs_manual_grade)
                 for n in sub.notebooks
@@ -201,11 +295,10 @@ class Worker:
             comments = tuple(
                 (n.name, c.name, c.auto_comment) for n in sub.notebooks for c in n.comments
             )
-            stamp = sub.timestamp.isoformat() if sub.timestamp else None
             penalties = tuple((n.name, n.late_submission_penalty) for n in sub.notebooks)
-        autograded = course / "autograded" / student / lesson
+        autograded = course / "autograded" / internal / lesson
         feedback = self._feedback(
-            api, spec, autograded / f"{lesson}.ipynb", course, student, lesson
+            api, spec, autograded / f"{lesson}.ipynb", course, internal, lesson
         )
         return StudentResult(
             student,
@@ -214,7 +307,7 @@ class Worker:
             tuple(sorted(set(flags))),
             grades,
             comments,
-            stamp,
+            None,
             penalties=penalties,
             autograded=str(autograded),
             feedback=str(feedback) if feedback else None,
@@ -249,6 +342,7 @@ def main() -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's SQLAlchemy noise
+    os.environ["MPLBACKEND"] = "Agg"  # the trusted checker runs the lesson's setup cells here
     reply = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # stray prints from libraries go to the log, not into the protocol
     sys.stdout = sys.stderr
