@@ -22,8 +22,9 @@ activation functions and the optimizer, and count the backward pass as twice the
 
 MFU = model FLOPs per second / peak; HFU = hardware (executed) FLOPs per second / peak, which
 includes recomputation, so HFU ≥ MFU. The peak must be the dense peak of the training dtype
-(course_lib.hardware.eligible_peak), and the time base (kernel time, step time, wall-clock with
-stalls and restarts) must be stated alongside the number.
+(course_lib.hardware.eligible_peak), and the time base (kernel time — the union of the kernels on
+the compute streams, NCCL collectives excluded —, step time, or wall-clock with stalls and
+restarts) must be stated alongside the number.
 """
 
 from __future__ import annotations

@@ -202,10 +202,11 @@ print(f"executed / model FLOPs = {executed_flops_step / model_flops_step:.4f}")
 # Each GPU turns 353 TFLOP/s into model progress, 35.7 % of its 989, while it executes 468
 # TFLOP/s, 47.3 %. The ratio is 1.32, a little under 4/3 because the logit layer runs three
 # passes, not four. Both numbers are true; HFU says how busy the hardware is, MFU how fast the
-# model trains, and only MFU rewards recomputing less. Korthikanti et al. (2022) trained a 530B
-# model on 2240 A100s at 54.2 % MFU with sequence parallelism and selective recomputation
-# together, against 42.1 % with full recomputation. By HFU the full-recomputation run even looks
-# better (about 4/3 × 42.1 ≈ 56 %): the 29 % speed-up is invisible.
+# model trains, and only MFU rewards recomputing less. Korthikanti et al. (2022) ran a 530B model
+# on 2240 A100s at 54.2 % MFU with sequence parallelism and selective recomputation together,
+# against 42.1 % with full recomputation. By HFU the comparison reverses: the full-recomputation
+# run executes about 4/3 × 42.1 ≈ 56 % of peak, the new one barely more than its 54.2 %. The 29 %
+# speed-up is invisible.
 #
 # Quoting HFU as "utilization" without saying so inflates the number by up to a third.
 # Megatron-LM's headline "52 % of theoretical peak" for its 1T-parameter model counts Eq. 3's
@@ -216,8 +217,8 @@ print(f"executed / model FLOPs = {executed_flops_step / model_flops_step:.4f}")
 #
 # The denominator is a convention too. NVIDIA's A100 datasheet (column "A100 80GB SXM") lists a
 # peak per dtype and unit: FP64 9.7 TFLOP/s, FP64 Tensor Core 19.5, FP32 19.5, TF32 Tensor Core
-# 156, BF16 and FP16 Tensor Core 312 — and next to each tensor-core figure a second one, twice
-# as large, "with sparsity". **2:4 structured sparsity** (two of every four weights zero, in a
+# 156, BF16 and FP16 Tensor Core 312 — and next to the last three a second figure, twice as
+# large, "with sparsity". **2:4 structured sparsity** (two of every four weights zero, in a
 # fixed pattern) lets the tensor cores skip half the multiply-adds, and the printed number counts
 # the skipped ones as done.
 #
@@ -435,20 +436,35 @@ for _letter, _value in zip("ABCD", claim_mfu, strict=True):
     check_range(f"claim_mfu, claim {_letter}", _value, 0.0, 1.0, what="a fraction of the peak")
 ### BEGIN HIDDEN TESTS
 _expected = {  # tokens/s × FLOPs per token / (devices × dense bf16 peak)
-    "A": (0.45195460608, {0.90390921216: "a per-TensorCore peak: a TPU v4 chip has two"}),
+    "A": (
+        0.45195460608,
+        {
+            0.90390921216: "a per-TensorCore peak: a TPU v4 chip has two",
+            0.452: "the quote, rounded: compute it",
+        },
+    ),
     "B": (
         0.413045189086350,
         {
-            0.206522594543175: "against the 2:4-sparse peak",
-            0.550244096051770: "FLOPs with recomputation counted: that is the HFU",
+            0.206418237496918: "against the 2:4-sparse peak (1,979 TFLOP/s)",
+            0.550726918781800: "4/3 × the FLOPs, recomputation counted: that is an HFU",
+            0.550244096051770: "the executed FLOPs, recomputation counted: that is an HFU",
+            0.550: "the quote itself",
         },
     ),
-    "C": (0.440880617739130, {0.220440308869565: "against the 2:4-sparse peak"}),
+    "C": (
+        0.440880617739130,
+        {
+            0.220328919122789: "against the 2:4-sparse peak (1,979 TFLOP/s)",
+            0.220: "the quote itself",
+        },
+    ),
     "D": (
         0.383970130707692,
         {
             0.767940261415385: "against A100's TF32 peak (156 TFLOP/s), not bf16",
-            0.191985065353846: "against the 2:4-sparse peak",
+            0.191985065353846: "against the 2:4-sparse peak (624 TFLOP/s)",
+            0.768: "the quote itself",
         },
     ),
 }

@@ -90,13 +90,16 @@ class UtilizationExplorer(Explorer):
 
     Built for speed: a fixed layout and a fixed TFLOP/s axis (room for the 2:4-sparse peak, so
     switching peaks moves only the 100% line, never the bars). Everything that never changes is
-    drawn once and kept as a bitmap; an update restores it and draws only the changing artists
-    (MAX_ROWS bar slots with their labels, the matrix image and its nine texts, the titles)
-    before encoding the PNG. Colours and meaning as :func:`course_lib.figures.utilization.utilization_waterfall`.
+    drawn once and kept as a bitmap; so are the labels of each path and the matrix of each run
+    and peak. An update restores those and draws only the changing artists (MAX_ROWS bar slots
+    with their values, the title, the outline of the chosen cell) before encoding the PNG. Colours and meaning as :func:`course_lib.figures.utilization.utilization_waterfall`.
     """
 
     WATERFALL_RECT = (0.25, 0.13, 0.40, 0.76)
     MATRIX_RECT = (0.79, 0.20, 0.18, 0.52)
+    MATRIX_STRIP_LEFT = (
+        0.75  # figure fraction: the matrix, its labels and its title lie right of it
+    )
     MAX_ROWS = 13  # 7 stops and 6 drops: sparse peak ... 6N · wall-clock
     X_MAX_TFLOPS = 2300.0  # the H100 bf16 2:4-sparse peak (1979) and its label fit
 
@@ -118,6 +121,7 @@ class UtilizationExplorer(Explorer):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.patches import Rectangle
         from matplotlib.ticker import NullLocator
+        from matplotlib.transforms import Bbox
 
         fig = self.figure = Figure(figsize=self.figure.get_size_inches(), dpi=self.figure.dpi)
         self._canvas = FigureCanvasAgg(fig)
@@ -181,17 +185,20 @@ class UtilizationExplorer(Explorer):
         self._layout = [self._peak_line, self._peak_text, *self._names]
         self._layout_cache: dict[tuple[str, ...], Any] = {}
         self._layout_key: tuple[str, ...] = ()
-        # Drawn on every update:
-        self._dynamic = [
-            *self._bars,
-            *self._values,
-            self._title,
+        # The matrix and its title change only with the run and the peak: cached as bitmaps of
+        # the figure's right-hand strip, which nothing of the waterfall reaches.
+        self._matrix_artists = [
             self._matrix,
             *(cell for row in self._cells for cell in row),
-            self._choice,
             self._matrix_title,
         ]
-        for artist in self._layout + self._dynamic:
+        self._matrix_cache: dict[tuple[object, ...], Any] = {}
+        self._matrix_key: tuple[object, ...] = ()
+        width, height = fig.canvas.get_width_height()
+        self._matrix_bbox = Bbox.from_extents(self.MATRIX_STRIP_LEFT * width, 0, width, height)
+        # Drawn on every update:
+        self._dynamic = [*self._bars, *self._values, self._title]
+        for artist in self._layout + self._matrix_artists + self._dynamic + [self._choice]:
             artist.set_animated(True)
         self._canvas.draw()  # everything static, once
         self._background = self._canvas.copy_from_bbox(fig.bbox)
@@ -214,7 +221,14 @@ class UtilizationExplorer(Explorer):
                     artist.draw(renderer)
             cached = self._layout_cache[self._layout_key] = canvas.copy_from_bbox(self.figure.bbox)
         canvas.restore_region(cached)
-        for artist in self._dynamic:
+        matrix = self._matrix_cache.get(self._matrix_key)
+        if matrix is None:
+            for artist in self._matrix_artists:
+                artist.draw(renderer)
+            matrix = self._matrix_cache[self._matrix_key] = canvas.copy_from_bbox(self._matrix_bbox)
+        else:
+            canvas.restore_region(matrix)
+        for artist in [*self._dynamic, self._choice]:
             if artist.get_visible():
                 artist.draw(renderer)
         buffer = io.BytesIO()
@@ -276,6 +290,7 @@ class UtilizationExplorer(Explorer):
         self.last_quote = stops[-1][1] / reference
         num_peaks = 2 if peak == "2:4 sparse" else 1
         self._layout_key = (flop_count, time_base, peak)
+        self._matrix_key = (model, seq_len, recompute, peak)
 
         wf, mx = self.axes
         span = reference / 1e12
