@@ -137,10 +137,10 @@ plt.show()
 #
 # For small changes, the step time moves by $E$ times the relative change of the communication
 # time, until another path becomes critical. $E$ differs from $X$ in both directions:
-# - a collective that overlaps computation is still on the critical path when the next op waits
-#   for its result, or when the collectives queue back to back on their stream;
-# - a collective with nothing else running costs nothing if the step is waiting for something
-#   else at the time (the host, a slower rank): it has slack.
+# - an overlapped collective is still on the critical path when the next op waits for its
+#   result, or when the collectives queue back to back on their stream;
+# - a collective with nothing else running costs nothing if the step waits for something else
+#   meanwhile (the host, a slower rank): it has slack.
 #
 # `bucketed_allreduce_timeline` models the backward pass and its bucketed all-reduces (section
 # 3); `bucket_step_graph` turns its timeline into cost01's step graph (layers chained on the
@@ -245,12 +245,11 @@ overlap_timeline(
 plt.show()
 
 # %% [markdown]
-# The circle marks the best cap of the sweep, DDP's 25 MiB here, 27 ms above the step without
-# communication (dotted). To its left, caps of 1 to 10 MiB make a bucket of every matrix or two:
-# up to 96 all-reduces, each paying $\alpha$. To its right the step climbs fast: with 400 MiB caps
-# the last bucket holds 336 MiB, and its 29 ms all-reduce starts only when the backward pass ends
-# (bottom). Here the ratio and the step time agree on the best cap; section 4 shows why they need
-# not.
+# The circle marks the best cap, DDP's 25 MiB here, 27 ms above the step without communication
+# (dotted). To its left, caps of 1 to 10 MiB make a bucket of every matrix or two: up to 96
+# all-reduces, each paying $\alpha$. To its right the step climbs fast: with 400 MiB caps the
+# last bucket holds 336 MiB, and its 29 ms all-reduce starts only when the backward pass ends
+# (bottom). Here ratio and step time agree on the best cap; section 4 shows why they need not.
 
 # %% [markdown]
 # ## 4. Shared resources: overlapped work runs slower
@@ -259,7 +258,7 @@ plt.show()
 # memory as the GEMMs of the backward pass, so both slow down while they overlap. Lee et al.
 # (2025, arXiv:2507.03114, abstract) measured an average slowdown of 18.9 % (up to 40.0 %) for
 # computation overlapped with communication on A100, H100, MI210 and MI250 GPUs, and still found
-# sequential execution 10.2 % slower on average than overlapped execution.
+# sequential execution 10.2 % slower on average.
 #
 # The model has two factors: while they overlap, computation progresses at rate $1/(1+c)$
 # (`contention`) and communication at $1/(1+c')$ (`comm_contention`). Over $O$ seconds of overlap
@@ -313,8 +312,8 @@ for c in (0.0, 0.19, 0.4):
 
 # %% [markdown]
 # From $c = 0$ to $c = 0.4$ the overlap ratio climbs from 73 % to 97 % and the step gets 3.8 ms
-# slower. The ratio rewards slow computation: a kernel regression, or contention, makes it look
-# better. Compare step times, and use the ratio only to locate where communication sits.
+# slower: a kernel regression, or contention, makes the ratio look better. Compare step times,
+# and use the ratio only to locate where communication sits.
 
 # %% [markdown]
 # ## Explore
@@ -328,8 +327,8 @@ for c in (0.0, 0.19, 0.4):
 # 2. Drag the bandwidth to 50 GB/s: the comm stream gets gaps and $E$ shrinks to the last
 #    all-reduce; what remains above backward + optimizer is contention. At 4 GB/s the critical
 #    path is almost all communication.
-# 3. With $c = 0.2$, drag $c'$ to 1.5: overlap still pays ($c \cdot c' = 0.3$). Set $c = 1.0$: the
-#    dotted line passes the dashed one as $c'$ crosses 1.
+# 3. With $c = 0.2$, drag $c'$ to 1.5: overlap still pays. Set $c = 1.0$: the dotted line passes
+#    the dashed one as $c'$ crosses 1.
 
 # %%
 explorer = overlap_explorer(

@@ -58,6 +58,7 @@ class OverlapExplorer(Explorer):
         self._canvas: Any = None
         self._backgrounds: dict[float, Any] = {}
         self._sweeps: dict[tuple[float, float, float], list[Any]] = {}
+        self._axis_regions: dict[tuple[float, float], Any] = {}
         super().__init__(controls, self._draw_frame, figsize=self.FIGSIZE, dpi=self.DPI)
 
     # -- model -----------------------------------------------------------------------------------
@@ -284,10 +285,9 @@ class OverlapExplorer(Explorer):
         self._sweep_line.set_ydata(steps)
         self._serial_sweep.set_ydata(serials)
         self._now.set_data([k], [tl.step_time])
-        lo, hi = float(min(steps.min(), serials.min())), float(max(steps.max(), serials.max()))
-        pad = 0.06 * (hi - lo) if hi > lo else 0.01 * hi
-        sw_ax.set_ylim(lo - pad, hi + pad)
-        for artist in (sw_ax.yaxis, self._serial_sweep, self._sweep_line, self._now):
+        sw_ax.set_ylim(*self._sweep_limits(steps, serials))
+        self._draw_sweep_axis()
+        for artist in (self._serial_sweep, self._sweep_line, self._now):
             sw_ax.draw_artist(artist)
 
         ms = 1e3
@@ -331,6 +331,41 @@ class OverlapExplorer(Explorer):
             ),
         ]
         return metrics_table(rows, ("", "", ""))
+
+    @staticmethod
+    def _sweep_limits(steps: np.ndarray, serials: np.ndarray) -> tuple[float, float]:
+        """y limits of the sweep panel: the data with a 6 % margin, snapped outwards to a grid of
+        half a power of ten of the span, so that many control states share one y axis."""
+        lo, hi = float(min(steps.min(), serials.min())), float(max(steps.max(), serials.max()))
+        pad = 0.06 * (hi - lo) if hi > lo else 0.01 * hi
+        lo, hi = lo - pad, hi + pad
+        grid = 10.0 ** np.floor(np.log10(hi - lo)) / 2
+        return float(np.floor(lo / grid) * grid), float(np.ceil(hi / grid) * grid)
+
+    def _draw_sweep_axis(self) -> None:
+        """Draw the sweep panel's y axis (ticks, labels, grid), from a cache of rendered regions
+        keyed by its limits: text is the costliest thing to draw."""
+        sw_ax = self.axes[1]
+        key = sw_ax.get_ylim()
+        region = self._axis_regions.get(key)
+        if region is not None:
+            self._canvas.restore_region(region)
+            return
+        sw_ax.draw_artist(sw_ax.yaxis)
+        if len(self._axis_regions) >= 256:
+            self._axis_regions.pop(next(iter(self._axis_regions)))
+        self._axis_regions[key] = self._canvas.copy_from_bbox(self._sweep_bbox())
+
+    def _sweep_bbox(self) -> Any:
+        """Pixel box of the sweep panel and its y tick labels (right of the timeline's labels)."""
+        from matplotlib.transforms import Bbox
+
+        x0, y0, w, h = self.SWEEP_RECT
+        fig_w, fig_h = self.FIGSIZE[0] * self.DPI, self.FIGSIZE[1] * self.DPI
+        left = self.TIMELINE_RECT[0] + self.TIMELINE_RECT[2] + 0.02
+        return Bbox.from_extents(
+            left * fig_w, (y0 - 0.02) * fig_h, (x0 + w) * fig_w + 2, (y0 + h + 0.03) * fig_h
+        )
 
     def _frame(self) -> str:
         return self._draw_frame(self.axes, **self.values)
