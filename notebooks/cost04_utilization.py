@@ -234,10 +234,9 @@ table = accelerator_table()
 shown = table[table["name"].isin(["A100 SXM 80GB", "H100 SXM"]) & (table["dtype"] != "fp32")]
 display(shown[["name", "dtype", "sparsity", "peak_tflops"]].set_index(["name", "dtype"]))
 sparse_peak = peak("H100 SXM", "bf16", sparse=True)
-print(f"worked run's MFU against the dense peak ({dense_peak / TERA:.0f} TFLOP/s): {mfu_step:.1%}")
-print(
-    f"against the 2:4-sparse figure ({sparse_peak / TERA:.0f} TFLOP/s): {mfu_step * dense_peak / sparse_peak:.1%}"
-)
+rate = mfu_step * dense_peak  # the worked run's model FLOP/s per GPU
+for what, p in [("dense peak", dense_peak), ("2:4-sparse figure", sparse_peak)]:
+    print(f"worked run against the {what} ({p / TERA:.0f} TFLOP/s): {rate / p:.1%}")
 
 # %% [markdown]
 # The sparse figure halves every utilization. Other denominators move it too: A100's dense TF32
