@@ -276,8 +276,8 @@ print(
 # keeps only each layer's 2-byte input and reruns the whole layer forward. Table 2 prints that row
 # as $2\,sbh$: an input replicated on every rank, as under tensor parallelism alone. Under
 # sequence parallelism the layer input is already split along $s$, so each rank keeps its
-# $2\,sbh/t$ slice (Megatron-LM does). At $t = 1$ the rows read $sbh(34 + 5as/h)$, $34\,sbh$,
-# $2\,sbh$.
+# $2\,sbh/t$ slice, as Megatron-LM does. At $t = 1$ the rows read $sbh(34 + 5as/h)$,
+# $34\,sbh$, $2\,sbh$.
 #
 # `training_step_events` saves exactly these tensors ($t = 1$). Check one layer against the
 # formula, and compare the three timelines:
@@ -286,6 +286,7 @@ print(
 s, b, h, a = 1024, 4, 768, 12
 policies = ["none", "selective", "full"]
 steps = {p: training_step_events(seq_len=s, micro_batch=b, recompute=p) for p in policies}
+peaks = {p: peak(ev) for p, ev in steps.items()}
 for p, ev in steps.items():
     forward_end = ev.loc[ev["phase"] == "forward", "time"].max()
     life = lifetimes(ev)
@@ -296,13 +297,13 @@ for p, ev in steps.items():
     formula = activation_bytes_per_layer(s, b, h, a, recompute=p)
     print(
         f"{p:>9}: layer 3 saves {layer3['bytes'].sum() / MiB:6.1f} MiB, "
-        f"formula {formula / MiB:6.1f} MiB; peak {peak(ev).bytes / GiB:.2f} GiB, "
+        f"formula {formula / MiB:6.1f} MiB; peak {peaks[p].bytes / GiB:.2f} GiB, "
         f"step {ev['time'].max() / ms:.1f} ms"
     )
 
 fig, axes = plt.subplots(3, 1, figsize=(11, 9.5), layout="constrained")
 for ax, (p, ev) in zip(axes, steps.items(), strict=True):
-    memory_timeline(ev, ax=ax, title=f"recompute = {p!r}: peak {peak(ev).bytes / GiB:.2f} GiB")
+    memory_timeline(ev, ax=ax, title=f"recompute = {p!r}: peak {peaks[p].bytes / GiB:.2f} GiB")
     ax.set(ylim=(0, 10.5), xlim=(0, 1.02 * steps["full"]["time"].max()))  # one scale for all
     if ax is not axes[0]:
         ax.get_legend().remove()
@@ -423,8 +424,8 @@ _cases = [
         0.0,
         100.0,
         {
-            200.0: "a and b counted together: allocations before frees at one time, or a sum of all "
-            "allocations"
+            200.0: "a and b counted together: allocations before frees at one time, or a sum "
+            "of all allocations"
         },
     ),
     (
@@ -739,7 +740,8 @@ check_int(
         3: "the device read as 80 × 10⁹ bytes = 74.5 GiB: nvidia-smi's 81,559 MiB are 79.6 GiB",
         5: "something left out: the 3 GiB outside the allocator, the 2 GiB reserved beyond "
         "allocated, or the 0.5 GiB of transients each sequence adds — or b rounded up",
-        6: "the saved activations alone against the device: allocator statistics are not device use",
+        6: "the saved activations alone against the device: allocator statistics are not "
+        "device use",
     },
 )
 ### END HIDDEN TESTS
@@ -803,6 +805,10 @@ passed("Exercise 5")
 # - **Tensor parallelism without sequence parallelism.** Table 2's rows are
 #   $sbh(10 + 24/t + 5as/(ht))$, and $sbh(10 + 24/t)$ with selective recomputation: the layer
 #   norms, dropouts and the inputs of the first linear layers stay replicated on every rank.
+# - **Full recomputation in Megatron-LM.** Without sequence parallelism its
+#   `distribute_saved_activations` option splits the replicated checkpoint over the $t$ ranks
+#   ($2\,sbh/t$ again, for an all-gather before the recompute); with sequence parallelism the
+#   option is switched off, the input being split already (`megatron/legacy/model/transformer.py`).
 # - **Pipelines.** Under 1F1B the first stage holds $p$ micro-batches of $L/p$ layers each:
 #   $L$ layers' worth of activations, whatever $p$ (Korthikanti et al. 2022, §4.2.3). That is the
 #   number to compare with a device.

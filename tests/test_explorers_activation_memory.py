@@ -1,5 +1,5 @@
 """Tests for course_lib.explorers.activation_memory_explorer (cost05's explorer): its numbers are
-course_lib.memory's, every control redraws, and the axis is shared by the recomputation policies."""
+course_lib.memory's, every control redraws, and the axes are shared by the recomputation policies."""
 
 from __future__ import annotations
 
@@ -78,16 +78,18 @@ def test_metrics_are_course_lib_memory_values(explorer, s, b, recompute):
     assert "(agree)" in explorer.metrics.value
 
 
-def test_policies_share_the_y_axis_and_recomputation_costs_time(explorer):
-    """At one shape the three policies draw on the same y limits; full recomputation has the
-    lowest peak and the longest step."""
+def test_policies_share_both_axes_and_recomputation_costs_time(explorer):
+    """At one shape the three policies draw on the same x and y limits, and the x axis holds the
+    longest of their steps; full recomputation has the lowest peak and the longest step."""
     limits, peaks, steps = set(), [], []
     for recompute in ("none", "selective", "full"):
         _set(explorer, seq_len=1024, micro_batch=8, recompute=recompute)
-        limits.add(explorer.axes[0].get_ylim())
+        limits.add((explorer.axes[0].get_xlim(), explorer.axes[0].get_ylim()))
         peaks.append(explorer.last_metrics["peak_bytes"])
         steps.append(explorer.last_metrics["step_time"])
     assert len(limits) == 1
+    (x_limits, _y_limits) = limits.pop()
+    assert x_limits[1] >= max(steps)
     assert peaks[0] > peaks[1] > peaks[2] and steps[0] < steps[1] < steps[2]
 
 

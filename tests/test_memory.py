@@ -261,6 +261,26 @@ def test_allocator_large_requests_get_own_rounded_segment():
     assert b.reserved_bytes == 12 * MiB
 
 
+@pytest.mark.parametrize(
+    "nbytes, allocated, reserved",
+    [
+        (MiB, MiB, K_SMALL_BUFFER),  # rounded size <= 1 MiB: small pool
+        (MiB + 1, MiB + 512, K_LARGE_BUFFER),  # rounded to 1 MiB + 512: large pool
+        (10 * MiB - 512, 10 * MiB - 512, K_LARGE_BUFFER),  # below 10 MiB: a 20 MiB segment
+        (10 * MiB, 10 * MiB, 10 * MiB),  # from 10 MiB: its own segment
+        (19 * MiB + 1, 20 * MiB, 20 * MiB),  # 1 MiB - 512 remain: not split
+    ],
+)
+def test_allocator_size_boundaries(nbytes, allocated, reserved):
+    """The boundaries of PyTorch's size rules on a fresh allocator (cost05, Exercise 3):
+    kSmallSize is inclusive, kMinLargeAlloc exclusive, and a large block splits only if more than
+    1 MiB would remain (c10/cuda/CUDACachingAllocator.cpp: get_pool, get_allocation_size,
+    should_split)."""
+    a = CachingAllocator()
+    a.malloc("x", nbytes)
+    assert (a.allocated_bytes, a.reserved_bytes) == (allocated, reserved)
+
+
 def test_allocator_reuse_is_best_fit_and_pools_are_separate():
     """Freed blocks stay reserved and are reused best-fit; a small request never takes a block
     from the large pool."""

@@ -38,9 +38,9 @@ class ActivationMemoryExplorer(Explorer):
     timeline with :func:`course_lib.memory.activation_bytes_per_layer`. Built for speed
     (< 100 ms per change): a fixed layout without a layout engine, and blitting — the axes, their
     ticks and the key are rendered once per pair of axis limits (rounded up to 1-1.25-1.5-2-…
-    steps); a change redraws the bands, the phases, the peak marker and two texts. The y axis is
+    steps); a change redraws the bands, the phases, the peak marker and two texts. Both axes are
     shared by the three recomputation policies of a shape, so toggling them shows the stack
-    shrink.
+    shrink and the step grow, and reuses the rendered background.
     """
 
     FIGSIZE = (11.0, 4.2)
@@ -203,9 +203,12 @@ class ActivationMemoryExplorer(Explorer):
         from course_lib.memory import STEP_CATEGORIES, activation_bytes_per_layer
 
         r = self.model(seq_len, micro_batch, recompute)
+        # Both axes are shared by the three policies of a shape (the longest step is the one with
+        # full recomputation), so a toggle reuses the cached background.
         ceiling = max(r["peak_bytes"], self.model(seq_len, micro_batch, "none")["peak_bytes"])
+        longest = max(r["step_time"], self.model(seq_len, micro_batch, "full")["step_time"])
         times, levels = r["times"], r["levels"] / GIB
-        x_max = 1e-3 * _nice_ceiling(1.02e3 * times[-1])
+        x_max = 1e-3 * _nice_ceiling(1.02e3 * longest)
         y_max = _nice_ceiling(1.25 * ceiling / GIB)
         self._canvas.restore_region(self._background(x_max, y_max))
         ax = axes[0]
