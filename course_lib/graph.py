@@ -58,6 +58,7 @@ __all__ = [
     "SLACK_RTOL",
     "CriticalPath",
     "critical_path",
+    "orderings",
     "path_bounds",
     "schedule",
     "slack",
@@ -196,6 +197,17 @@ def stream_order_edges(order: Mapping[str, Sequence[str]]) -> list[tuple[str, st
             seen[op] = lane
         edges.extend(pairwise(ops))
     return edges
+
+
+def orderings(g: nx.DiGraph) -> set[tuple[str, str]]:
+    """Every pair (u, v) where v cannot start before u ends, directly or through other ops: the transitive closure (cost01).
+
+    Two step graphs with the same ops and the same orderings have the same schedule for any
+    durations, so this is how to compare a graph built by hand with a reference: an edge implied
+    by others changes nothing, a missing or extra ordering does.
+    """
+    _check_graph(g)
+    return {(u, v) for u, v in nx.transitive_closure_dag(g).edges}
 
 
 def with_durations(g: nx.DiGraph, new: Mapping[str, float]) -> nx.DiGraph:

@@ -1,4 +1,4 @@
-"""Tests for widgets.critical_path_explorer (cost01): the controls drive the model and the picture."""
+"""Tests for explorers.critical_path (cost01): the controls drive the model and the picture."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_changing_the_op_resets_the_slider(explorer, step):
     slider = explorer.controls["duration_ms"]
     assert slider.value == pytest.approx(3.5)
     assert slider.min == 0.0 and slider.max == pytest.approx(10.5)
-    assert explorer.axes[1].get_xlabel() == "duration of allreduce_4 (ms)"
+    assert explorer.curve_label() == "duration of allreduce_4 (ms)"
     d, t = current_point(explorer)
     assert d == pytest.approx(3.5e-3) and t == pytest.approx(G.step_time(step), rel=1e-12)
     # Back to an op with a longer range: the value is not clamped by the old maximum.
@@ -148,3 +148,36 @@ def test_zero_duration_op_gets_a_usable_slider():
     assert slider.value == 0.0 and slider.max == pytest.approx(1.0)
     set_duration(explorer, 0.5)
     assert current_point(explorer)[1] == pytest.approx(3.5e-3, rel=1e-12)
+
+
+def test_curve_panel_is_t_of_d_on_one_scale_for_every_op(explorer, step):
+    """The T(d) panel keeps one frame for every op (so slopes compare at a glance) and draws
+    max(A, B + d): flat up to the kink, slope 1 above it, checked against what_if."""
+    limits = (explorer.axes[1].get_xlim(), explorer.axes[1].get_ylim())
+    for op in ("allreduce_2", "load_batch", "bwd_2"):
+        explorer.controls["op"].value = op
+        assert (explorer.axes[1].get_xlim(), explorer.axes[1].get_ylim()) == limits
+        art = explorer._curve_artists
+        xs = np.concatenate([art["flat"].get_xdata(), art["slope"].get_xdata()])
+        ys = np.concatenate([art["flat"].get_ydata(), art["slope"].get_ydata()])
+        for x, y in zip(xs, ys, strict=True):
+            assert y == pytest.approx(G.what_if(step, {op: float(x)}), rel=1e-12)
+    lo, hi = limits[1]
+    assert lo <= G.what_if(step, {"bwd_2": 0.0}) and hi >= G.what_if(step, {"bwd_2": 15e-3})
+
+
+def test_op_names_are_drawn_on_their_bars(explorer, step):
+    """A critical op whose name fits its bar gets white lettering inside the bar (the names are
+    pasted as cached bitmaps, so check the pixels)."""
+    set_duration(explorer, 5.0)
+    sched = G.schedule(step).set_index("op")
+    ax = explorer.axes[0]
+    buffer = np.asarray(explorer._canvas.buffer_rgba())
+    height = buffer.shape[0]
+    row = explorer.lanes.index("compute stream")
+    (x0, y0), (x1, y1) = ax.transData.transform(
+        [(sched.loc["bwd_4", "start"], row - 0.25), (sched.loc["bwd_4", "end"], row + 0.25)]
+    )
+    inside = buffer[int(height - y0) : int(height - y1), int(x0) + 2 : int(x1) - 2, :3]
+    whiteish = (inside > 230).all(axis=-1)
+    assert 20 < whiteish.sum() < whiteish.size / 2  # lettering, not an empty or blank bar

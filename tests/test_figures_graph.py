@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from hypothesis import given, settings
 from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgba
@@ -18,6 +19,7 @@ from course_lib.figures.graph import (
     slack_bars,
     what_if_curve,
 )
+from tests.strategies import step_dags
 from tests.test_graph import example_step
 
 
@@ -145,7 +147,8 @@ def _example_kinds(g):
 
 
 def test_dependency_graph_draws_every_op_in_its_lane_and_every_edge_with_its_kind():
-    """One box per op, centred on (topological generation, lane row); one arrow per edge whose
+    """One box per op, centred on (topological generation, lane row) when each lane is a chain;
+    one arrow per edge whose
     gid names its kind (given, else stream order within a lane); critical ops in the critical
     colour, the others white; the legend lists each kind used."""
     import networkx as nx
@@ -166,13 +169,96 @@ def test_dependency_graph_draws_every_op_in_its_lane_and_every_edge_with_its_kin
         assert (bb.y0 + bb.y1) / 2 == pytest.approx(lanes.index(g.nodes[op]["lane"]))
         expected = GANTT_CRITICAL_COLOUR if op in cp.ops else "white"
         assert tuple(box.get_facecolor()) == to_rgba(expected)
-    arrows = {a.get_gid() for a in ax.texts if (a.get_gid() or "").startswith("edge:")}
+    arrows = {a.get_gid() for a in ax.patches if (a.get_gid() or "").startswith("edge:")}
     want = {f"edge:{u}->{v}:{kinds.get((u, v), 'stream order')}" for u, v in g.edges}
     assert arrows == want
     legend = {t.get_text() for t in ax.get_legend().texts}
     assert legend == {"data", "sync", "stream order", "critical path"}
     texts = {t.get_text() for t in ax.texts}
     assert "4.5 ms" in texts and "1.2 ms" in texts  # durations under the names
+
+
+def _two_rank_step():
+    """cost01's exercise step: two ranks, two gradient buckets, a host sync on rank 0."""
+    ms = 1e-3
+    order = {
+        "rank 0 CPU": ["load_r0", "log_r0"],
+        "rank 0 GPU": ["fwd_r0", "bwd2_r0", "bwd1_r0", "opt_r0"],
+        "rank 1 CPU": ["load_r1"],
+        "rank 1 GPU": ["fwd_r1", "bwd2_r1", "bwd1_r1", "opt_r1"],
+        "NCCL (both ranks)": ["allreduce_2", "allreduce_1"],
+    }
+    durations = {op: 5 * ms for ops in order.values() for op in ops}
+    lanes = {op: lane for lane, ops in order.items() for op in ops}
+    deps = G.stream_order_edges(order) + [
+        ("load_r0", "fwd_r0"),
+        ("load_r1", "fwd_r1"),
+        ("allreduce_1", "opt_r0"),
+        ("allreduce_1", "opt_r1"),
+        ("fwd_r0", "log_r0"),
+        ("bwd2_r0", "allreduce_2"),
+        ("bwd2_r1", "allreduce_2"),
+        ("bwd1_r0", "allreduce_1"),
+        ("bwd1_r1", "allreduce_1"),
+        ("log_r0", "bwd2_r0"),
+    ]
+    return G.step_graph(durations, deps, lanes)
+
+
+def _boxes_crossed(ax) -> dict[str, list[str]]:
+    """For every arrow, the boxes (other than its own two ops') that its drawn path enters."""
+    from matplotlib.patches import FancyBboxPatch
+
+    boxes = {p.get_gid()[3:]: p.get_bbox() for p in ax.patches if isinstance(p, FancyBboxPatch)}
+    crossed = {}
+    for arrow in ax.patches:
+        gid = arrow.get_gid() or ""
+        if not gid.startswith("edge:"):
+            continue
+        u, v = gid[5:].rsplit(":", 1)[0].split("->")
+        points = np.concatenate(
+            [np.asarray(poly) for poly in arrow.get_path().to_polygons(closed_only=False)]
+        )
+        # Densify the polyline so that a segment crossing a box leaves a point inside it.
+        t = np.linspace(0.0, 1.0, 25)[:, None]
+        dense = np.concatenate([a + t * (b - a) for a, b in zip(points, points[1:], strict=False)])
+        inside = [
+            op
+            for op, bb in boxes.items()
+            if op not in (u, v)
+            and (
+                (dense[:, 0] > bb.x0)
+                & (dense[:, 0] < bb.x1)
+                & (dense[:, 1] > bb.y0)
+                & (dense[:, 1] < bb.y1)
+            ).any()
+        ]
+        if inside:
+            crossed[f"{u}->{v}"] = inside
+    return crossed
+
+
+@pytest.mark.parametrize("which", ["lesson step", "two ranks", "two ranks, other lane order"])
+def test_no_arrow_passes_through_a_box(which):
+    """Every arrow's drawn path stays out of every box but its own two: an arrow through a box
+    reads as a dependency on that op (cost01's bwd2_r1 -> allreduce_2 once read as bwd1_r1's)."""
+    g = example_step() if which == "lesson step" else _two_rank_step()
+    order = None
+    if which == "two ranks":
+        order = ["rank 0 CPU", "rank 0 GPU", "NCCL (both ranks)", "rank 1 GPU", "rank 1 CPU"]
+    ax = dependency_graph(g, lane_order=order)
+    assert _boxes_crossed(ax) == {}
+
+
+@given(step_dags(max_nodes=9))
+@settings(max_examples=25, deadline=None)
+def test_no_arrow_passes_through_a_box_on_random_graphs(dag):
+    """The same on random step graphs with several lanes."""
+    ax = dependency_graph(G.step_graph(*dag))
+    try:
+        assert _boxes_crossed(ax) == {}
+    finally:
+        plt.close(ax.figure)
 
 
 def test_dependency_graph_lane_order_and_errors():

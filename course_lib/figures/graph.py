@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt  # noqa: F401  (used by the plotting functions below)
 import numpy as np
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyBboxPatch, Patch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
+from matplotlib.path import Path
 from matplotlib.ticker import FuncFormatter
 
 if TYPE_CHECKING:
@@ -222,6 +224,121 @@ def gantt(
     return ax
 
 
+def _columns(g: nx.DiGraph, topo: Sequence[str], row: Mapping[str, int]) -> dict[str, int]:
+    """Column of each op: its topological generation, moved right while another op of its lane
+    already sits there (two ops of one lane without an order between them), so every edge still
+    runs left to right and no two boxes overlap."""
+    column: dict[str, int] = {}
+    taken: set[tuple[int, int]] = set()
+    for op in topo:
+        c = max((column[u] + 1 for u in g.pred[op]), default=0)
+        while (row[op], c) in taken:
+            c += 1
+        column[op] = c
+        taken.add((row[op], c))
+    return column
+
+
+class _EdgeRouter:
+    """Paths for the arrows of :func:`dependency_graph` that pass through no box but their own two.
+
+    Boxes are centred on (column, row) in data coordinates. An arrow leaves the right side of u
+    and enters the left side of v. The first clear route wins: a straight line; an L (along u's
+    row, then up or down the gap before v's column; or up or down the gap after u's column, then
+    along v's row); a gentle arc; and last a route along the empty gaps between columns and rows,
+    which no box ever occupies. Arrows that share a gap are spread across it.
+    """
+
+    SAMPLES = 80
+
+    def __init__(
+        self, centres: Mapping[str, tuple[float, float]], box_w: float, box_h: float, rows: int
+    ) -> None:
+        self.centres = dict(centres)
+        self.half_w, self.half_h = box_w / 2, box_h / 2
+        self.rows = rows
+        self.gap_w = 1.0 - box_w  # empty width between two columns
+        self.gap_h = 1.0 - box_h  # empty height between two rows
+        self._uses: dict[tuple[str, float], int] = {}
+
+    def hits(self, points: np.ndarray, u: str, v: str) -> bool:
+        """True if any point lies inside a box other than u's and v's (boxes grown by a hair)."""
+        for op, (x, y) in self.centres.items():
+            if op in (u, v):
+                continue
+            inside = (np.abs(points[:, 0] - x) < self.half_w + 0.01) & (
+                np.abs(points[:, 1] - y) < self.half_h + 0.03
+            )
+            if inside.any():
+                return True
+        return False
+
+    def _sample(self, corners: list[tuple[float, float]]) -> np.ndarray:
+        t = np.linspace(0.0, 1.0, self.SAMPLES)[:, None]
+        pts = [np.asarray(a) + t * (np.asarray(b) - np.asarray(a)) for a, b in pairwise(corners)]
+        return np.concatenate(pts)
+
+    def _shift(self, axis: str, at: float, width: float) -> float:
+        """Where the next arrow in the gap at ``at`` runs: centre, then either side of it."""
+        k = self._uses.get((axis, at), 0)
+        self._uses[(axis, at)] = k + 1
+        return at + [0.0, 0.5, -0.5, 0.25, -0.25, 0.75, -0.75][k % 7] * width / 2
+
+    def _rounded(self, corners: list[tuple[float, float]]) -> Path:
+        """The polyline through ``corners`` with its inner corners rounded."""
+        rx, ry = 0.45 * self.gap_w / 2, 0.1
+        verts: list[tuple[float, float]] = [corners[0]]
+        codes = [Path.MOVETO]
+        for prev, here, nxt in zip(corners, corners[1:], corners[2:], strict=False):
+            into = np.subtract(here, prev)
+            out = np.subtract(nxt, here)
+            r_in = min(1.0, min(rx / max(abs(into[0]), 1e-9), ry / max(abs(into[1]), 1e-9)))
+            r_out = min(1.0, min(rx / max(abs(out[0]), 1e-9), ry / max(abs(out[1]), 1e-9)))
+            verts += [tuple(np.asarray(here) - into * min(r_in, 0.5))]
+            codes += [Path.LINETO]
+            verts += [here, tuple(np.asarray(here) + out * min(r_out, 0.5))]
+            codes += [Path.CURVE3, Path.CURVE3]
+        verts.append(corners[-1])
+        codes.append(Path.LINETO)
+        return Path(np.asarray(verts, dtype=float), codes)
+
+    def route(self, u: str, v: str) -> Path:
+        (xu, yu), (xv, yv) = self.centres[u], self.centres[v]
+        p0 = (xu + self.half_w, yu)
+        p3 = (xv - self.half_w, yv)
+        if xv - xu <= 1 or not self.hits(self._sample([p0, p3]), u, v):
+            return Path([p0, p3])  # to the next column only gaps lie in between
+        if yu != yv:
+            # A run along a row keeps off the row's centre line, where stream-order arrows run.
+            lift = 0.14 if yv > yu else -0.14
+            along_u = [(p0[0], yu + lift), (xv - 0.5, yu + lift), (xv - 0.5, yv), p3]
+            along_v = [p0, (xu + 0.5, yu), (xu + 0.5, yv - lift), (p3[0], yv - lift)]
+            for corners, bend in ((along_u, 1), (along_v, 1)):
+                if not self.hits(self._sample(corners), u, v):
+                    corners[bend] = (
+                        self._shift("x", corners[bend][0], self.gap_w),
+                        corners[bend][1],
+                    )
+                    corners[bend + 1] = (corners[bend][0], corners[bend + 1][1])
+                    return self._rounded(corners)
+        t = np.linspace(0.0, 1.0, self.SAMPLES)[:, None]
+        mid = (np.asarray(p0) + np.asarray(p3)) / 2
+        for bend in (-0.3, 0.3, -0.5, 0.5):  # negative: above (rows grow downwards)
+            ctrl = mid + [0.0, bend]
+            curve = (1 - t) ** 2 * np.asarray(p0) + 2 * (1 - t) * t * ctrl + t**2 * np.asarray(p3)
+            in_view = ((curve[:, 1] > -0.5) & (curve[:, 1] < self.rows - 0.5)).all()
+            if in_view and not self.hits(curve, u, v):
+                return Path([p0, tuple(ctrl), p3], [Path.MOVETO, Path.CURVE3, Path.CURVE3])
+        # Along the gaps: after u's column, between two rows (nearest u's), before v's column.
+        gaps = [r + 0.5 for r in range(-1, self.rows) if -0.5 < r + 0.5 < self.rows - 0.5]
+        lo, hi = sorted((yu, yv))
+        between = [y for y in gaps if lo < y < hi] or gaps or [yu - 0.5]
+        y_gap = self._shift("y", min(between, key=lambda y: (abs(y - yu), y > yu)), self.gap_h)
+        x1 = self._shift("x", xu + 0.5, self.gap_w)
+        x2 = self._shift("x", xv - 0.5, self.gap_w)
+        return self._rounded([p0, (x1, yu), (x1, y_gap), (x2, y_gap), (x2, yv), p3])
+
+
 def dependency_graph(
     g: nx.DiGraph,
     ax: Axes | None = None,
@@ -262,7 +379,7 @@ def dependency_graph(
         lanes = order
         rows = np.array([order.index(lane_of[op]) for op in topo], dtype=int)
     row = dict(zip(topo, rows.tolist(), strict=True))
-    column = {op: i for i, layer in enumerate(nx.topological_generations(g)) for op in layer}
+    column = _columns(g, topo, row)
     num_columns = max(column.values()) + 1
     durations = np.array([float(g.nodes[op]["duration"]) for op in topo])
     scale, unit = time_unit(float(durations.max()))
@@ -320,30 +437,23 @@ def dependency_graph(
         )
 
     used: dict[str, dict[str, object]] = {}
+    centres = {op: (float(column[op]), float(row[op])) for op in topo}
+    router = _EdgeRouter(centres, box_w, box_h, len(lanes))
     for u, v in g.edges:
         kind = kinds.get((u, v)) or ("stream order" if lane_of[u] == lane_of[v] else "dependency")
         style = EDGE_KIND_STYLES.get(kind, {"color": "#222222", "linestyle": ":", "lw": 1.3})
         used.setdefault(kind, style)
-        (xu, yu), (xv, yv) = (column[u], row[u]), (column[v], row[v])
-        # Same row, columns apart: arc over the boxes in between; otherwise a straight arrow.
-        rad = -0.25 if yu == yv and xv - xu > 1 else 0.0
-        ax.annotate(
-            "",
-            xy=(xv - box_w / 2, yv),
-            xytext=(xu + box_w / 2, yu),
-            arrowprops={
-                "arrowstyle": "-|>",
-                "color": style["color"],
-                "linestyle": style["linestyle"],
-                "lw": style["lw"],
-                "shrinkA": 1,
-                "shrinkB": 1,
-                "mutation_scale": 9,
-                "connectionstyle": f"arc3,rad={rad}",
-            },
+        arrow = FancyArrowPatch(
+            path=router.route(u, v),
+            arrowstyle="-|>",
+            mutation_scale=9,
+            color=style["color"],
+            linestyle=style["linestyle"],
+            lw=style["lw"],
             zorder=2,
             gid=f"edge:{u}->{v}:{kind}",
         )
+        ax.add_patch(arrow)
 
     ax.set_xlim(-0.6, num_columns - 0.4)
     ax.set_ylim(len(lanes) - 0.5, -0.55)
