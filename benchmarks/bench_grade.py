@@ -8,7 +8,12 @@ the untouched release, cycled. Grades the same submissions three times from a fr
   2. `course grade LESSON --jobs 1`,
   3. `course grade LESSON --jobs 2`
 and prints submissions per minute, the speedups, and whether every submission got the same
-autograded score from both graders.
+autograded score from both graders. Wall-clock and CPU time are both reported, side by side in one
+run: on a shared, loaded machine the wall-clock ratios move with the other load, while the CPU
+seconds of each run (of the whole process tree: every kernel, worker and probe is reaped, so
+RUSAGE_CHILDREN counts it) say what the grading itself cost. "2-core estimate" is the speedup the
+CPU times imply on an otherwise idle 2-core machine: plain's CPU seconds over course grade's CPU
+seconds spread over --jobs cores.
 
 Run: .venv/bin/python benchmarks/bench_grade.py [--lesson ID] [--n 40] [--sandbox bwrap]
 (prints figures; asserts nothing; takes several minutes on 2 cores)
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -88,28 +94,35 @@ def _env(course: Path) -> dict[str, str]:
     }
 
 
-def plain_nbgrader(course: Path, lesson: str) -> tuple[float, float]:
-    """Seconds for `nbgrader autograde` and for `nbgrader generate_feedback` (both sequential)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list, **kw) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the whole process tree, result) of one command."""
+    cpu, start = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, **kw)
+    return time.perf_counter() - start, _children_cpu() - cpu, proc
+
+
+def plain_nbgrader(course: Path, lesson: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) of `nbgrader autograde` and of `nbgrader generate_feedback` (sequential)."""
     env = _env(course)
     run = {"cwd": course, "env": env, "capture_output": True, "text": True}
     subprocess.run([BIN / "nbgrader", "generate_assignment", lesson, "--force"], **run, check=True)
-    start = time.perf_counter()
-    subprocess.run([BIN / "nbgrader", "autograde", lesson, "--force"], **run, check=False)
-    autograde = time.perf_counter() - start
-    start = time.perf_counter()
-    subprocess.run([BIN / "nbgrader", "generate_feedback", lesson, "--force"], **run, check=False)
-    return autograde, time.perf_counter() - start
+    wall, cpu, _ = timed([BIN / "nbgrader", "autograde", lesson, "--force"], **run)
+    fwall, fcpu, _ = timed([BIN / "nbgrader", "generate_feedback", lesson, "--force"], **run)
+    return (wall, cpu), (fwall, fcpu)
 
 
-def course_grade(course: Path, lesson: str, jobs: int, sandbox: str) -> float:
-    """Seconds for `course grade LESSON --jobs N` (includes setting the lesson up)."""
+def course_grade(course: Path, lesson: str, jobs: int, sandbox: str) -> tuple[float, float]:
+    """(wall, CPU) of `course grade LESSON --jobs N` (includes setting the lesson up)."""
     cmd = [BIN / "course", "grade", lesson, "--jobs", str(jobs), "--sandbox", sandbox, "--quiet"]
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=course, env=_env(course), capture_output=True, text=True)
-    seconds = time.perf_counter() - start
+    wall, cpu, proc = timed(cmd, cwd=course, env=_env(course), capture_output=True, text=True)
     if proc.returncode != 0:
         print(proc.stdout[-2000:], proc.stderr[-2000:])
-    return seconds
+    return wall, cpu
 
 
 def auto_scores(course: Path, lesson: str) -> dict[str, float]:
@@ -138,19 +151,24 @@ def main() -> None:
         jobs2 = course_grade(courses["jobs2"], lesson, 2, args.sandbox)
         scores = {name: auto_scores(course, lesson) for name, course in courses.items()}
     print(f"load average after:  {os.getloadavg()}")
-    plain_total = plain_auto + plain_feedback
+    plain_total = (plain_auto[0] + plain_feedback[0], plain_auto[1] + plain_feedback[1])
     rows = [
         ("nbgrader autograde (sequential)", plain_auto),
         ("nbgrader autograde + generate_feedback", plain_total),
         ("course grade --jobs 1 (incl. feedback)", jobs1),
         ("course grade --jobs 2 (incl. feedback)", jobs2),
     ]
-    print(f"\n{'run':44s} {'seconds':>8s} {'subs/min':>9s}")
-    for name, seconds in rows:
-        print(f"{name:44s} {seconds:8.1f} {60 * n / seconds:9.1f}")
-    print(f"\nspeedup --jobs 2 over plain autograde:            {plain_auto / jobs2:.2f}x")
-    print(f"speedup --jobs 2 over plain autograde + feedback: {plain_total / jobs2:.2f}x")
-    print(f"speedup --jobs 2 over --jobs 1:                   {jobs1 / jobs2:.2f}x")
+    print(f"\n{'run':44s} {'wall s':>8s} {'CPU s':>8s} {'subs/min':>9s}")
+    for name, (wall, cpu) in rows:
+        print(f"{name:44s} {wall:8.1f} {cpu:8.1f} {60 * n / wall:9.1f}")
+    print("\nspeedup of --jobs 2 over                  wall-clock   2-core estimate (CPU)")
+    for name, (wall, cpu) in (
+        ("plain autograde", plain_auto),
+        ("plain autograde + feedback", plain_total),
+    ):
+        print(f"  {name:38s} {wall / jobs2[0]:8.2f}x   {cpu / (jobs2[1] / 2):8.2f}x")
+    print(f"  {'--jobs 1':38s} {jobs1[0] / jobs2[0]:8.2f}x")
+    print(f"CPU per submission: plain {plain_auto[1] / n:.2f} s, course grade {jobs2[1] / n:.2f} s")
     for name in ("jobs1", "jobs2"):
         same = sum(scores[name].get(s) == v for s, v in scores["plain"].items())
         print(

@@ -287,20 +287,22 @@ def test_table_has_one_row_per_student_and_keeps_earlier_rows() -> None:
 
 
 def test_sandbox_command_lines() -> None:
-    """bwrap: no network, own namespaces, only the given folders; none: a clean environment."""
+    """bwrap: no network, own namespaces, the zygote as PID 1, every folder read-only (the only
+    writable space is the sandbox's size-capped /tmp); none: a clean environment."""
     env = kernel_env({"X": "1"})
-    cmd = Sandbox("bwrap", ("/opt/py",)).wrap(["python"], cwd="/w/exec", rw=["/w/run"], env=env)
+    cmd = Sandbox("bwrap", ("/opt/py",)).wrap(
+        ["python"], cwd="/w/exec", ro=["/w/run/conn"], env=env, info_fd=7
+    )
     assert cmd[0] == "bwrap" and "--unshare-all" in cmd and "--die-with-parent" in cmd
-    assert ["--ro-bind", "/opt/py", "/opt/py"] == cmd[
-        cmd.index("/opt/py") - 1 : cmd.index("/opt/py") + 2
-    ]
+    assert "--as-pid-1" in cmd and cmd[cmd.index("--cap-drop") + 1] == "ALL"
+    for path in ("/opt/py", "/w/exec", "/w/run/conn"):
+        i = cmd.index(path)
+        assert cmd[i - 1 : i + 2] == ["--ro-bind", path, path]
+    assert "--bind" not in cmd, "nothing of the grader's disk is writable"
     assert "--clearenv" in cmd and cmd[-2:] == ["--", "python"]
-    assert ["--ro-bind", "/w/exec", "/w/exec"] == cmd[
-        cmd.index("/w/exec") - 1 : cmd.index("/w/exec") + 2
-    ]
-    assert ["--bind", "/w/run", "/w/run"] == cmd[cmd.index("/w/run") - 1 : cmd.index("/w/run") + 2]
     assert cmd[cmd.index("--tmpfs") - 2] == "--size"
-    plain = Sandbox("none").wrap(["python"], cwd="/w", rw=[], env={"A": "b"})
+    assert cmd[cmd.index("--info-fd") + 1] == "7"
+    plain = Sandbox("none").wrap(["python"], cwd="/w", env={"A": "b"})
     assert plain[-4:] == ["env", "-i", "A=b", "python"]
 
 

@@ -212,6 +212,10 @@ class ZygoteLink:
             except OSError:
                 chunk = b""
             if not chunk:
+                try:
+                    os.close(self.rfd)
+                except OSError:
+                    pass
                 self.closed = True
                 self.kernel_alive = False
                 self.replies.put(None)
@@ -242,6 +246,8 @@ class ZygoteLink:
 
     def send(self, data: bytes) -> bool:
         with self.lock:
+            if self.wfd < 0:
+                return False
             try:
                 while data:
                     data = data[os.write(self.wfd, data) :]
@@ -289,7 +295,9 @@ class ZygoteLink:
                 return line
 
     def close(self) -> None:
-        for fd in (self.wfd,):
+        """Close our end towards the zygote (it then kills everything and exits); once."""
+        if self.wfd >= 0:
+            fd, self.wfd = self.wfd, -1
             try:
                 os.close(fd)
             except OSError:
@@ -391,11 +399,27 @@ class SandboxedKernelManager(AsyncKernelManager):
                 raise RuntimeError("bubblewrap did not start the sandbox")
             self.ip = f"/proc/{pid}/root{IPC_DIR}/kernel"
 
-    async def is_alive(self) -> bool:  # type: ignore[override]
+    async def _async_is_alive(self) -> bool:
         """The kernel process is alive (the sandbox outlives it: its zygote says when it ends)."""
         if self.link is not None and not self.link.kernel_alive:
             return False
-        return await super().is_alive()
+        return await super()._async_is_alive()
+
+    is_alive = _async_is_alive  # type: ignore[assignment]
+
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
+        """End the sandbox: the zygote, told by its pipe closing, kills everything and exits (so
+        the whole tree is reaped), then jupyter_client's own shutdown makes sure."""
+        import asyncio
+
+        if self.link is not None:
+            self.link.close()
+            process = getattr(self.provisioner, "process", None)
+            for _ in range(40):
+                if process is None or process.poll() is not None:
+                    break
+                await asyncio.sleep(0.05)
+        await super().shutdown_kernel(now=now, restart=restart)
 
     async def cleanup_resources(self, restart: bool = False) -> None:  # type: ignore[override]
         await super().cleanup_resources(restart=restart)
