@@ -36,7 +36,8 @@ Every launch and the GPU activity it enqueued share ``args.correlation``; flow e
 launch end) is at least ``min_queue_delay`` in true time; the CPU runs ahead, so most are ms long.
 
 Clocks. Rank r's timestamps are read on its own host clock (GPU times are mapped to the host
-clock, as CUPTI/Kineto do):  host_r(t) = θ_r + (1 + ρ_r·1e-6)·t  with t the true time in
+clock, as CUPTI/Kineto do); every rank is modelled as a host of its own, whereas processes on one
+real host read the same clock:  host_r(t) = θ_r + (1 + ρ_r·1e-6)·t  with t the true time in
 seconds since ``baseTimeNanoseconds``, θ_r = ``clock_offset`` (s), ρ_r = ``clock_drift`` (ppm) —
 the model of :class:`course_lib.clocks.DriftFit`. So t_A = t_B + (θ_A − θ_B) at t ≈ 0, the
 convention t_A = t_B + θ of course_lib.clocks. Rank 0 is the reference clock (θ_0 = ρ_0 = 0)
@@ -46,9 +47,10 @@ generated frames ("clock_offset", "clock_drift"), never in the written files.
 Messages for clock alignment (the choice documented here): during each all-reduce every rank
 exchanges one message with each ring neighbour in both directions, recorded as instant events
 (``ph`` "i", cat "p2p", name "send" or "recv", on the communication stream) with args
-``{"msg_id", "peer", "bytes"}``. A send is stamped when the rank's NCCL kernel starts; the matching
-receive when the message has arrived (at least ``p2p_latency`` later, true time) and the receiver
-has itself reached the collective. :func:`message_pairs` turns them into a table (msg_id, src,
+``{"msg_id", "peer", "bytes"}`` (an invention of this generator: real Kineto traces record
+NCCL kernels, not the messages inside them). A send is stamped when the rank's NCCL kernel
+starts; the matching receive when the message has arrived (at least ``p2p_latency`` later, true
+time) and the receiver has itself reached the collective. :func:`message_pairs` turns them into a table (msg_id, src,
 dst, send_ts, recv_ts), the input of :func:`course_lib.clocks.offset_bounds`.
 
 Not modelled: slow-down of kernels that overlap communication (SM and memory-bandwidth

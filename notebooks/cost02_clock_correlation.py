@@ -141,10 +141,10 @@ plt.show()
 
 # %% [markdown]
 # Each grey line joins a launch to the kernel it enqueued. The forward lasts 0.55 ms on the host;
-# its 16 kernels take 12.4 ms on the device. The lines fan out: the CPU launches a GEMM (1.3 ms on
-# the device) every 34 µs, so each kernel waits longer than the last. The CPU then blocks in
-# `cudaStreamSynchronize` (inside `loss.item()`) until the device catches up; without that sync
-# the host would call the step done after 5 ms, with 43 ms of work still queued.
+# its 16 kernels take 12.4 ms on the device. The lines fan out: the CPU launches a kernel every
+# 34 µs, a GEMM (1.3 ms on the device) or a GELU (0.24 ms), so each waits longer than the last.
+# The CPU then blocks in `cudaStreamSynchronize` (inside `loss.item()`) until the device catches
+# up; without that sync the host would call the step done after 5 ms, with 43 ms still queued.
 #
 # **A negative queue delay is data, not an error.** In real traces a kernel can start before its
 # launch call returns (on an idle device), and device timestamps reach the host clock with an
