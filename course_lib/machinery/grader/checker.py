@@ -209,6 +209,8 @@ class ProbeSession:
         msg = _json(line)
         if not isinstance(msg, dict):
             return self._failed("the probe sent something unreadable", targets)
+        for reason in msg.get("blocked") or ():
+            self.flags.add(f"runtime:probe_blocked:{str(reason)[:50]}")
         if "ok" in msg:
             try:
                 return wire.loads(msg["ok"])

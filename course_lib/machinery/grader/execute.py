@@ -27,7 +27,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Float, Integer, List, Unicode
+from traitlets import Float, Integer, Unicode
 
 from course_lib.machinery.grader.checker import Checker, Fetched, GraderError, ProbeSession
 from course_lib.machinery.grader.kernel import MARK
@@ -77,9 +77,6 @@ class GuardedExecute(Execute):
     sandbox_mode = Unicode("none", help="'bwrap' or 'none'").tag(config=True)
     spec_path = Unicode("", help="the lesson spec (JSON)").tag(config=True)
     mpl_cache = Unicode("", help="a warm matplotlib cache folder (copied into the sandbox)").tag(
-        config=True
-    )
-    example_sources = List([], help="sources of the lesson's own unlocked code cells").tag(
         config=True
     )
     max_text_bytes = Integer(20_000, help="bytes kept of one text output").tag(config=True)
@@ -243,33 +240,33 @@ class GuardedExecute(Execute):
             self._flags.update(f"limit:{hit}" for hit in tree.exceeded())
 
     def _probe_cells(self) -> list[tuple[int, str]]:
-        """The student's cells a probe runs: every unlocked code cell that is not one of the
-        lesson's own unchanged cells, plus the lesson cells those read names from."""
+        """The student's cells a probe runs: every solution cell, and any other unlocked cell
+        (the student's own or the lesson's) that binds a name those read, or a function a grade
+        cell calls — transitively. Scratch cells, figures and explorers stay out."""
         from course_lib.machinery.grader.audit import python_source
         from course_lib.machinery.grader.checker import bound_names, loaded_names
 
-        examples = {s.strip() for s in self.example_sources}
-        mine, lesson = [], []
+        candidates = []
         for index, cell in enumerate(self.nb.cells):
             meta = _nbgrader(cell)
             if cell.cell_type != "code" or meta.get("grade") or meta.get("locked"):
                 continue
-            if not meta.get("solution") and cell.source.strip() in examples:
-                lesson.append((index, cell.source))
-            else:
-                mine.append((index, cell.source))
-        needed = set().union(*(loaded_names(python_source(s)) for _, s in mine)) if mine else set()
-        chosen = {i for i, _ in mine}
+            source = python_source(cell.source)
+            candidates.append((index, source, bool(meta.get("solution"))))
+        chosen = {i for i, _, solution in candidates if solution}
+        needed = {n for plan in self._checker.plans.values() for n in plan.answers}
+        for _, source, solution in candidates:
+            if solution:
+                needed |= loaded_names(source)
         changed = True
-        while changed:  # lesson cells that bind a name the chosen cells read, transitively
+        while changed:
             changed = False
-            for index, source in lesson:
-                if index not in chosen and bound_names(python_source(source)) & needed:
+            for index, source, _ in candidates:
+                if index not in chosen and bound_names(source) & needed:
                     chosen.add(index)
-                    needed |= loaded_names(python_source(source))
+                    needed |= loaded_names(source)
                     changed = True
-        cells = [(i, s) for i, s in mine + lesson if i in chosen]
-        return [(i, python_source(s)) for i, s in sorted(cells)]
+        return [(i, s) for i, s, _ in candidates if i in chosen]
 
     def on_cell_executed(self, **kwargs: Any) -> None:
         """An error reply without an error output means the display was suppressed: flag it."""

@@ -62,13 +62,11 @@ class CellSpec:
 
 @dataclass(frozen=True)
 class LessonSpec:
-    """The nbgrader cells of one lesson notebook, in notebook order, and the sources of the
-    lesson's own code cells that are not nbgrader cells (examples, figures, explorers)."""
+    """The nbgrader cells of one lesson notebook, in notebook order."""
 
     lesson: str
     notebook: str
     cells: tuple[CellSpec, ...]
-    examples: tuple[str, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -97,8 +95,7 @@ class LessonSpec:
         """Inverse of to_json."""
         data = json.loads(text)
         cells = tuple(CellSpec(**c) for c in data["cells"])
-        examples = tuple(data.get("examples", ()))
-        return LessonSpec(data["lesson"], data["notebook"], cells, examples)
+        return LessonSpec(data["lesson"], data["notebook"], cells)
 
 
 def read_spec(db_url: str, course_id: str, lesson: str, order_from: Path | None) -> LessonSpec:
@@ -132,17 +129,14 @@ def read_spec(db_url: str, course_id: str, lesson: str, order_from: Path | None)
                 )
             )
         name = nb.name
-    examples: list[str] = []
     if order_from is not None and order_from.is_file():
-        source_cells = json.loads(order_from.read_text("utf-8"))["cells"]
-        order = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in source_cells]
+        order = [
+            c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            for c in json.loads(order_from.read_text("utf-8"))["cells"]
+        ]
         rank = {gid: i for i, gid in enumerate(order) if gid}
         cells.sort(key=lambda c: rank.get(c.name, len(rank)))
-        for c in source_cells:
-            if c.get("cell_type") == "code" and "nbgrader" not in c.get("metadata", {}):
-                text = c.get("source", "")
-                examples.append("".join(text) if isinstance(text, list) else str(text))
-    return LessonSpec(lesson, name, tuple(cells), tuple(examples))
+    return LessonSpec(lesson, name, tuple(cells))
 
 
 def hidden_block(source: str) -> list[str]:

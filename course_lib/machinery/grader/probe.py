@@ -10,9 +10,10 @@ never saw the kernel; it
    ``__wrapped__`` chain and the private helpers of its module it calls
    (course_lib.checks._routines) — by giving each a new code object that, when entered, raises an
    audit event and DelegationError; the original code objects are dropped;
-4. arms the hook, which from then on ends the probe (``os._exit``, with the reason sent to the
-   grader first) on: entering a disabled routine while a student function is being checked
-   (elsewhere — another exercise's cell — the routine raises DelegationError); setting attributes of a disabled function;
+4. arms the hook, which from then on, while a student function is being checked, ends the probe
+   (``os._exit``, with the reason sent to the grader first) — and while the student's cells are
+   being run makes the operation fail (PermissionError; a disabled routine raises
+   DelegationError) — on: entering a disabled routine; setting attributes of a disabled function;
    opening the source or byte-code files of the modules they come from (by path, by name or by
    inode, so reload, spec_from_file_location, linecache and copies by link all trip); compiling
    code under such a file name; gc.get_objects/get_referrers/get_referents; ctypes; starting a
@@ -161,6 +162,7 @@ class Probe:
         self.protected_inodes: set[tuple[int, int]] = set()
         self.armed = False
         self.calling = False  # a student function is being called for the checker
+        self.blocked: list[str] = []  # what the hook refused while the student's cells ran
 
     # -- the audit hook -------------------------------------------------------------------------
     def install_hook(self) -> None:
@@ -180,19 +182,24 @@ class Probe:
         def protected(path: Any) -> bool:
             try:
                 path = fspath(path)
-            except TypeError:
-                return False
-            if isinstance(path, bytes):
-                path = path.decode("utf-8", "surrogateescape")
-            if not isinstance(path, str):
-                return False
-            if basename(path) in me.protected_names or realpath(path) in me.protected_paths:
-                return True
-            try:
+                if isinstance(path, bytes):
+                    path = path.decode("utf-8", "surrogateescape")
+                if not isinstance(path, str):
+                    return False
+                if basename(path) in me.protected_names or realpath(path) in me.protected_paths:
+                    return True
                 st = stat(path)
-            except (OSError, ValueError):
+            except Exception:  # noqa: BLE001 - not a path to a file we know
                 return False
             return (st.st_dev, st.st_ino) in me.protected_inodes
+
+        def deny(reason: str) -> None:
+            """While a function is checked: end the probe. Before (the student's cells are being
+            run): make the operation fail, as if it were not allowed."""
+            if me.calling:
+                kill("delegation: " + reason)
+            me.blocked.append(reason)
+            raise PermissionError(f"not allowed in the grader's probe: {reason}")
 
         def hook(event: str, args: tuple) -> None:
             if not me.armed:
@@ -201,24 +208,33 @@ class Probe:
                 if event == "code.__new__":
                     if len(args) > 2 and args[2] == DELEGATION_EVENT_NAME and me.calling:
                         kill("delegation: a routine the exercise forbids was called")
-                elif event in ("open", "os.link", "os.symlink"):
+                    return
+                if event in ("open", "os.link", "os.symlink"):
                     if args and protected(args[0]):
-                        kill(f"delegation: read the source of a forbidden routine ({event})")
+                        reason = f"read the source of a forbidden routine ({event})"
+                    else:
+                        return
                 elif event == "object.__setattr__":
-                    if args and id(args[0]) in me.disabled:
-                        kill("delegation: changed a disabled routine")
+                    if not (args and id(args[0]) in me.disabled):
+                        return
+                    reason = "changed a disabled routine"
                 elif event == "compile":
-                    if len(args) > 1 and protected(args[1]):
-                        kill("delegation: compiled code under a library file name")
+                    if not (len(args) > 1 and protected(args[1])):
+                        return
+                    reason = "compiled code under a library file name"
                 elif event == "import":
-                    if args and str(args[0]).split(".")[0] in _BLOCKED_IMPORTS:
-                        kill(f"delegation: imported {args[0]}")
+                    if not (args and str(args[0]).split(".")[0] in _BLOCKED_IMPORTS):
+                        return
+                    reason = f"imported {args[0]}"
                 elif event.startswith("ctypes."):
-                    kill(f"delegation: {event}")
+                    reason = event
                 elif event in _PROCESS_EVENTS or event.startswith(("os.exec", "os.spawn")):
-                    kill(f"delegation: {event}")
+                    reason = event
+                else:
+                    return
             except Exception:  # noqa: BLE001 - a hook that fails must still stop the probe
-                kill(f"delegation: the audit hook failed on {event}")
+                reason = f"the audit hook failed on {event}"
+            deny(reason)
 
         sys.addaudithook(hook)
 
@@ -372,6 +388,7 @@ class Probe:
                 if request.get("op") == "call":
                     reply = self.call(request)
                     reply["cell_errors"] = self.cell_errors[-20:]
+                    reply["blocked"] = sorted(set(self.blocked))[:20]
                     _write_line(self.fd, reply)
 
 

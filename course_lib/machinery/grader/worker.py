@@ -269,7 +269,6 @@ class Worker:
         config.GuardedExecute.report_path = str(report_path)
         config.GuardedExecute.sandbox_mode = job["sandbox"]
         config.GuardedExecute.spec_path = str(job["spec"])
-        config.GuardedExecute.example_sources = list(spec.examples)
         if job.get("mpl_cache") and Path(job["mpl_cache"]).is_dir():
             config.GuardedExecute.mpl_cache = str(job["mpl_cache"])
         if job.get("cell_timeout"):
