@@ -138,7 +138,7 @@ class GuardedExecute(Execute):
             run_dir=Path(self.run_dir), sandbox=sandbox, config=self.config
         )
         self.km.kernel_name = "python3"
-        self.km.extra_env = {}
+        self.km.extra_env = {"COURSE_KERNEL_CPU": str(int(self.budget) + 60)}  # per process
         self.km.preload = list(dict.fromkeys(BASE_PRELOAD + tuple(self._checker.preload_modules())))
         self.km.mpl_cache = self.mpl_cache or None
         return self.km
