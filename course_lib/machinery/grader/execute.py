@@ -35,11 +35,8 @@ from course_lib.machinery.grader.notebook import LessonSpec
 from course_lib.machinery.grader.sandbox import Sandbox, SandboxedKernelManager, python_paths
 
 NOT_RUN = "NotExecuted"
-BASE_PRELOAD = (
+BASE_PRELOAD = (  # with the modules the lesson's setup and grade cells import
     "numpy",
-    "pandas",
-    "matplotlib",
-    "matplotlib.pyplot",
     "ipykernel.kernelapp",
     "course_lib.checks",
     "course_lib.machinery.grader.wire",
