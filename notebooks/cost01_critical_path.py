@@ -224,7 +224,7 @@ plt.show()
 # `allreduce_2` has only 1.5 ms of slack: if the network slows down, it is the first hidden
 # all-reduce to become exposed. Slack is shared along a chain: if `allreduce_4` used its 4.5 ms,
 # it would push `allreduce_3` and `allreduce_2` back too. And when two paths tie for longest,
-# the ops of both have zero slack, yet shortening one of them alone saves nothing.
+# the ops of both have zero slack, yet shortening an op on only one of them saves nothing.
 #
 # **The same graph from a trace.** Holistic Trace Analysis (HTA), Meta's library for PyTorch
 # profiler traces, builds this graph for one rank ("Lightweight Critical Path Analysis", HTA
@@ -785,7 +785,7 @@ passed("Exercise 5")
 #   stream's total.
 # - An op's slack, $T$ minus the longest path through it, is how much it can grow for free.
 # - Cutting an op's duration $d$ gives $T(d) = \max(A, B + d)$: one for one down to the kink
-#   $d^* = A - B$, then nothing. When two paths tie, shortening one of them gains nothing.
+#   $d^* = A - B$, then nothing. When two paths tie, an op on only one of them gains nothing.
 # - Gains do not add up: fix one bottleneck and the next path takes over.
 # - The trap: reading "top kernels by total time" as a to-do list. Ask what the step waits for —
 #   the critical path — before you optimise anything.

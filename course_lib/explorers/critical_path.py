@@ -126,7 +126,6 @@ class CriticalPathExplorer(Explorer):
         self._bounds = {name: G.path_bounds(graph, name) for name in graph.nodes}
         self._canvas: Any = None
         self._curves: OrderedDict[str, Any] = OrderedDict()
-        self._static_op: str | None = None
         self._resetting = False
         dropdown = widgets.Dropdown(options=list(graph.nodes), value=op, description="op")
         slider = widgets.FloatSlider(
@@ -492,7 +491,6 @@ class CriticalPathExplorer(Explorer):
         crit = np.isin(names, path.ops)
 
         self._draw_curve(op)
-        self._static_op = op
         self._draw_gantt(starts, ends, names, crit, op, t)
         self._now.set_data([d], [t])
         self.axes[1].draw_artist(self._now)

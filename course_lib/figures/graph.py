@@ -353,6 +353,8 @@ def dependency_graph(
     unlabelled edges are "stream order" within a lane and "dependency" across lanes. Ops in
     ``critical`` are drawn in the Gantt chart's critical-path colour. Lanes run top to bottom in
     ``lane_order`` if given (it must name every lane), else in order of first appearance.
+    An op's column is its dependency depth, moved right if another op of its lane is there; no
+    arrow passes through a box other than its own two ops' (see ``_EdgeRouter``).
     """
     import networkx as nx
 
