@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import io
 import os
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -109,9 +108,10 @@ def measure(explorer, name: str, control, values: list) -> tuple[list[float], li
 
 def summary(times: list[float], cpu: list[float]) -> str:
     q = np.percentile(times, [50, 90])
+    c = np.percentile(cpu, [50, 90])
     return (
-        f"median {q[0]:6.1f} ms · p90 {q[1]:6.1f} ms · max {max(times):6.1f} ms · "
-        f"CPU median {statistics.median(cpu):6.1f} ms · n={len(times)}"
+        f"wall median {q[0]:6.1f} p90 {q[1]:6.1f} max {max(times):6.1f} ms · "
+        f"CPU median {c[0]:6.1f} p90 {c[1]:6.1f} ms · n={len(times)}"
     )
 
 
@@ -144,12 +144,14 @@ def main() -> None:
             everything_cpu += cpu
             print(f"  {cname:<22} {summary(times, cpu)}")
         if everything:
-            median = statistics.median(everything)
-            verdict = "within" if median < TARGET_MS else "OVER"
+            # Judged on CPU time at the 90th percentile: on a loaded machine wall-clock includes
+            # waiting for a core. The target is 100 ms on any machine; half of it here leaves the
+            # headroom a slower machine needs.
+            p90 = float(np.percentile(everything_cpu, 90))
+            verdict = "within" if p90 <= TARGET_MS / 2 else "OVER"
             print(
                 f"  {'all controls':<22} {summary(everything, everything_cpu)}\n"
-                f"  -> median last_update_ms {verdict} the "
-                f"{TARGET_MS:.0f} ms target"
+                f"  -> CPU p90 {p90:.1f} ms: {verdict} half the {TARGET_MS:.0f} ms target"
             )
 
 
