@@ -3,6 +3,10 @@
 The instructor's solutions score full marks, the untouched student notebook scores zero on every
 autograded cell, and every mutant (a plausible wrong answer in tests/mutants/) scores below full
 on the grade cells it targets. Every autograded grade cell is targeted by at least one mutant.
+
+Mutants (and alternative right answers) that cannot affect one another's cells or grade cells share
+one graded notebook (tests/mutants/batching.py decides this statically); each is judged on its own
+grade cells only.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import pytest
 from course_lib.machinery import grading
 from tests.conftest import ROOT, lessons
 from tests.mutants import mutants_for, right_answers_for
+from tests.mutants.batching import LessonCells, batches
 
 LESSONS = lessons()
 
@@ -32,12 +37,27 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     grading.submit(course, lesson, "solutions", grading.fill_cells(release, solutions))
     grading.submit(course, lesson, "untouched", release)
     students = ["solutions", "untouched"]
-    for prefix, variants in (("mutant", mutants), ("right", rights)):
-        for i, variant in enumerate(variants):
-            cells = {**solutions, **variant.cells}
-            grading.submit(course, lesson, f"{prefix}{i:02d}", grading.fill_cells(release, cells))
-            students.append(f"{prefix}{i:02d}")
+    variants = [("mutant", i, m) for i, m in enumerate(mutants)]
+    variants += [("right", i, r) for i, r in enumerate(rights)]
+    cells_of = LessonCells.from_source(nbformat.read(source, as_version=4), solutions)
+    rename: dict[str, str] = {}  # f"{prefix}{i:02d}" -> the batch notebook it is graded in
+    for k, group in enumerate(batches(cells_of, [v for _, _, v in variants])):
+        student = f"batch{k:02d}"
+        cells = dict(solutions)
+        for index in group:
+            prefix, i, variant = variants[index]
+            cells.update(variant.cells)
+            rename[f"{prefix}{i:02d}"] = student
+        grading.submit(course, lesson, student, grading.fill_cells(release, cells))
+        students.append(student)
     scores = grading.autograde(course, lesson, students)
+    # One row per (variant, grade cell it is judged on), under the variant's own name.
+    parts = [scores[scores.student.isin(["solutions", "untouched"])]]
+    for prefix, i, variant in variants:
+        name = f"{prefix}{i:02d}"
+        rows = scores[(scores.student == rename[name]) & scores.grade_id.isin(variant.grades)]
+        parts.append(rows.assign(student=name))
+    scores = pd.concat(parts, ignore_index=True)
     return lesson, mutants, scores, rights
 
 

@@ -2,7 +2,7 @@
 
 Every mistake listed per exercise in the lesson's review (clamping negatives to 0, the wrong clock,
 µs vs s, the neighbouring quantity, the naive join the lesson warns about, delegating to
-course_lib) is one mutant here. ``ALTERNATIVES`` lists right answers written differently from the
+course_lib) is one mutant here. ``RIGHT_ANSWERS`` lists right answers written differently from the
 reference solution; they must keep full marks.
 """
 
@@ -558,7 +558,7 @@ def queue_delays(df):
     return (joined["ts"] - joined["launch_end"]).to_numpy(dtype=float)
 '''
 
-ALTERNATIVES = [
+RIGHT_ANSWERS = [
     Mutant(
         name="queue_loop",
         why="a loop over rows with a dict of launch ends",

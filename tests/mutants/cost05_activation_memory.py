@@ -465,7 +465,7 @@ def peak_live(events):
     return best_t, best
 '''
 
-KEEPS_FULL_MARKS = [
+RIGHT_ANSWERS = [
     Mutant(
         name="peak_loop_over_lifetimes",
         why="a loop over allocation times with course_lib.memory.lifetimes, which is allowed",
