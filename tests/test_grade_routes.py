@@ -44,7 +44,11 @@ def _build(course: Path, lesson: str, cases) -> Path:
     release = nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
     solutions = solution_sources(source)
     for case in cases:
-        case.write(course / "submitted" / case.name / lesson, release, solutions)
+        folder = course / "submitted" / case.name / lesson
+        case.write(folder, release, solutions)
+        written = folder / f"{LESSON}.ipynb"  # the corpus writers name it after cost99
+        if lesson != LESSON and written.is_file():
+            written.rename(folder / f"{lesson}.ipynb")
     return course
 
 
@@ -189,7 +193,8 @@ def test_environment_holds_no_secret(routes) -> None:
         "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
         "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NBGRADER_EXECUTION",
         "MPLCONFIGDIR", "MPLBACKEND", "PYDEVD_USE_FRAME_EVAL", "JPY_PARENT_PID", "COURSE_EXEC_DIR",
-        "CLICOLOR", "FORCE_COLOR", "PAGER", "GIT_PAGER", "TERM", "JPY_SESSION_NAME",
+        "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PAGER", "GIT_PAGER", "TERM", "PWD",
+        "JPY_SESSION_NAME",
     }  # fmt: skip
     assert set(eval(names.group(1))) <= allowed  # noqa: S307 - a printed list of str
     raw = bytes.fromhex(re.search(r"proc environ: ([0-9a-f]*)", text).group(1)).decode()
@@ -216,8 +221,8 @@ def test_filling_the_disk_is_bounded(routes) -> None:
     for name, (place, size) in written.items():
         if size:
             assert place.startswith("/tmp"), (name, place, size)
-    big = [p for p in course.rglob("*") if p.is_file() and p.stat().st_size > 10 * 2**20]
-    assert not big, big
+    mine = [p for p in course.rglob("*") if "fill_disk" in p.parts or p.name.startswith("fill")]
+    assert not [p for p in mine if p.is_file() and p.stat().st_size > 2**20], mine
 
 
 def test_a_failed_write_marks_only_that_student(routes) -> None:
@@ -278,7 +283,11 @@ def test_feedback_never_shows_hidden_tests(routes) -> None:
     hidden = _hidden_lines(course)
     for path in sorted((course / "feedback").glob(f"*/{LESSON}/{LESSON}.html")):
         text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text("utf-8")))
-        assert HIDDEN_MARKER not in text and not [line for line in hidden if line in text], path
+        assert not [line for line in hidden if line in text], path
+        student = course / "submitted" / path.parts[-3] / LESSON
+        own = "".join(p.read_text("utf-8", "replace") for p in student.glob("*.ipynb"))
+        if HIDDEN_MARKER not in own:  # some attacks name the marker in their own code
+            assert HIDDEN_MARKER not in text, path
 
 
 # -- delegation --------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def _huge_sparse_files(folder: Path, release, solutions) -> None:
 
 def _formula_name(folder: Path, release, solutions) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / '=HYPERLINK("http://evil.example","click").ipynb').write_bytes(b"{not json")
+    (folder / '=HYPERLINK("evil.example","click").ipynb').write_bytes(b"{not json")
 
 
 def _timestamp(text: str):
@@ -221,11 +221,10 @@ for name in os.listdir("/proc/self/fd"):
     except OSError:
         continue
     found.append(target)
-    for mode in ("rb", "ab"):
+    for flags, mode in ((os.O_RDONLY, "r"), (os.O_WRONLY | os.O_APPEND, "a")):
         try:
-            with open(f"/proc/self/fd/{name}", mode) as fh:
-                if mode == "rb":
-                    fh.read(100)
+            fd = os.open(f"/proc/self/fd/{name}", flags | os.O_NONBLOCK)
+            os.close(fd)
             found.append(f"opened {mode}: {target}")
         except OSError:
             pass
@@ -262,7 +261,7 @@ for name, place in places.items():
 print("disk:", json.dumps(written))
 """
 
-DEEP = "deep = 1" + "+1" * 200_000
+DEEP = "deep = 1" + "+1" * 5_000  # a RecursionError in ast.parse
 
 FORK_BOMB = """
 import os, time
@@ -291,12 +290,12 @@ def hog():
     for i in range(0, len(block), 4096):
         block[i] = 1
     import time
-    time.sleep(10)
+    time.sleep(1)
 procs = [mp.get_context("fork").Process(target=hog) for _ in range(4)]
 for p in procs:
     p.start()
 for p in procs:
-    p.join(20)
+    p.join(12)
 print("exit codes", [p.exitcode for p in procs])
 """
 
@@ -510,7 +509,7 @@ ROUTES: list[Case] = [
     # -- student-caused grader errors ---------------------------------------------------------
     Case(
         "deep_nesting",
-        "an expression nested 200000 deep (RecursionError in a parser)",
+        "an expression nested 5000 deep (RecursionError in ast.parse)",
         with_extra_cell(DEEP, after="total_answer"),
         6.0,
         flags=("audit:too_deep",),
