@@ -512,6 +512,7 @@ ROUTES: list[Case] = [
         "an expression nested 5000 deep (RecursionError in ast.parse)",
         with_extra_cell(DEEP, after="total_answer"),
         6.0,
+        "timeout",  # IPython cannot run it either: the student's own cell times out
         flags=("audit:too_deep",),
     ),
     Case(

@@ -83,7 +83,8 @@ class TreeLimits:
         hits = []
         for d in self.dirs:
             if self.version == 1 and d.parent.name == "memory":
-                if _read_int(d / "memory.failcnt") > 0:
+                oom = _read_int(d / "memory.oom_control", key="oom_kill")
+                if oom > 0 or _read_int(d / "memory.failcnt") > 0:
                     hits.append("memory")
             elif self.version == 1 and d.parent.name == "pids":
                 if _read_int(d / "pids.events", key="max") > 0:
