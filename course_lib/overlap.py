@@ -19,10 +19,11 @@ Two different questions hide behind "how much communication is exposed?":
   start a new group when a start is later than the running maximum of previous ends, so
   overlapping and touching kernels merge), then measures the time both sets are active and
   divides by the merged communication time. :func:`overlap_ratio` computes exactly that.
-* **Critical-path exposure** (what the step pays): communication time on the step's longest
-  dependency path, :func:`exposed_on_critical_path`. Launching a collective asynchronously does
-  not make it hidden: it is hidden only if nothing on the critical path waits for it and it
-  does not slow the computation it overlaps.
+* **Critical-path exposure**: communication time E on the step's longest dependency path,
+  :func:`exposed_on_critical_path`. It is a sensitivity, not a cost: collectives a fraction f
+  faster save f·E until another path becomes critical, and removing them saves at most E.
+  Launching a collective asynchronously does not make it hidden: it is hidden only if nothing
+  on the critical path waits for it and it does not slow the computation it overlaps.
 """
 
 from __future__ import annotations
@@ -187,8 +188,8 @@ def exposed_communication(comm: ArrayLike, compute: ArrayLike) -> float:
     """Communication time with no computation running: |∪comm minus ∪compute| (s) (cost03).
 
     This is the timeline measure, and it equals (1 - overlap_ratio) × |∪comm| by construction.
-    It is *not* the time the step pays for communication, and (1 - ratio) × comm is therefore not
-    the exposed time in general:
+    It is *not* what communication costs the step, and (1 - ratio) × comm is therefore not the
+    exposed time in general:
 
     * non-overlapped communication costs nothing if the critical path does not pass through it
       (it runs while the compute stream waits for something else, e.g. input data or another
@@ -198,7 +199,7 @@ def exposed_communication(comm: ArrayLike, compute: ArrayLike) -> float:
       it slows the computation it overlaps (shared SMs and memory bandwidth);
     * "comm" measured as a sum of kernel durations double-counts concurrent collectives.
 
-    Use :func:`exposed_on_critical_path` for the step's cost, and
+    Use :func:`exposed_on_critical_path` for how the step responds to faster communication, and
     :func:`bucketed_allreduce_timeline` for the effect of contention.
     """
     c = _merge(_intervals(comm, "comm"))

@@ -91,7 +91,7 @@ COMPUTE_STREAM = 7
 COMM_STREAM = 20
 """Stream id (GPU event tid) of the NCCL communication stream."""
 SIDE_STREAM = 24
-"""Stream id of the side stream :func:`with_copies_and_syncs` puts its prefetch copies on."""
+"""Stream id of the side stream :func:`with_copies_and_syncs` puts its prefetch on."""
 BASE_TIME_NS = 1_790_857_026_000_000_000
 """baseTimeNanoseconds of generated traces: a Unix time (ns) on Kineto's 3-month grid (2026-10)."""
 GPUS_PER_HOST = 8
@@ -721,16 +721,26 @@ def message_pairs(profiles: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
 def with_copies_and_syncs(
     profiles: Mapping[int, pd.DataFrame], *, seed: int = 3
 ) -> dict[int, pd.DataFrame]:
-    """Each rank's profile plus GPU events that are neither computation nor communication (cost03).
+    """Each rank's profile plus a prefetch during every step's last all-reduce (cost03).
 
     SYNTHETIC, for cost03's exercise. During every step's last all-reduce (which runs after the
-    backward pass, when no kernel computes) three GPU events are added per rank: a
-    ``Memcpy HtoD (Pinned -> Device)`` (cat gpu_memcpy, the next batch prefetched on
-    :data:`SIDE_STREAM`), a ``Memset (Device)`` (cat gpu_memset, same stream) and an
-    ``Event Sync`` (cat cuda_sync, on the compute stream: CUPTI's record of the host waiting for
-    an event). Holistic Trace Analysis counts none of them as computation, so a classification
-    that does changes the overlap ratio. Positions are fractions of the all-reduce, drawn from
-    ``seed``; the input frames are not modified.
+    backward pass, when no other kernel computes) four GPU events are added per rank:
+
+    * ``Memcpy HtoD (Pinned -> Device)`` (cat gpu_memcpy): the next batch, prefetched on
+      :data:`SIDE_STREAM`;
+    * ``Memset (Device)`` (cat gpu_memset, same stream);
+    * ``vectorized_elementwise_kernel<MulFunctor>`` (cat kernel, same stream): the prefetched batch
+      normalized, a computation kernel;
+    * ``Stream Sync`` (cat cuda_sync, on the compute stream): CUPTI's record of the host blocking
+      in ``cudaStreamSynchronize``. Its stream id is valid; those of ``Event Sync`` and
+      ``Context Sync`` are not (CUPTI: not valid for cuEventSynchronize, cuCtxSynchronize) and
+      Kineto writes them as stream -1.
+
+    Holistic Trace Analysis 0.5.0 counts the kernel as computation and the copy, the memset and
+    the sync as neither, so the overlap ratio differs from the plain profile's, and differs again
+    if copies or syncs are counted as computation (as HTA <= 0.2.0 does with ``Stream Sync``).
+    Positions are fractions of the all-reduce, drawn from ``seed``; the input frames are not
+    modified.
     """
     rng = np.random.default_rng(seed)
     out: dict[int, pd.DataFrame] = {}
@@ -745,14 +755,29 @@ def with_copies_and_syncs(
             inside = nccl[(nccl["ts"] >= step["ts"]) & (nccl["ts"] < step["ts"] + step["dur"])]
             last = inside.sort_values("ts").iloc[-1]
             a, d = float(last["ts"]), float(last["dur"])
-            copy_start = a + rng.uniform(0.10, 0.20) * d
-            copy_dur = rng.uniform(0.25, 0.35) * d
+            copy_start = a + rng.uniform(0.06, 0.10) * d
+            copy_dur = rng.uniform(0.18, 0.24) * d
             memset_start = copy_start + copy_dur + 0.02 * d
-            sync_start = a + rng.uniform(0.62, 0.68) * d
+            kernel_start = memset_start + 0.07 * d
+            kernel_dur = rng.uniform(0.10, 0.14) * d
+            sync_start = a + rng.uniform(0.66, 0.70) * d
             for name, cat, stream, ts, dur in (
                 ("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", SIDE_STREAM, copy_start, copy_dur),
-                ("Memset (Device)", "gpu_memset", SIDE_STREAM, memset_start, 0.08 * d),
-                ("Event Sync", "cuda_sync", COMPUTE_STREAM, sync_start, rng.uniform(0.2, 0.28) * d),
+                ("Memset (Device)", "gpu_memset", SIDE_STREAM, memset_start, 0.05 * d),
+                (
+                    "vectorized_elementwise_kernel<MulFunctor>",
+                    "kernel",
+                    SIDE_STREAM,
+                    kernel_start,
+                    kernel_dur,
+                ),
+                (
+                    "Stream Sync",
+                    "cuda_sync",
+                    COMPUTE_STREAM,
+                    sync_start,
+                    rng.uniform(0.2, 0.26) * d,
+                ),
             ):
                 device = int(template["device"])
                 rows.append(

@@ -310,3 +310,55 @@ def test_generated_frame_matches_load_trace_schema(tmp_path):
     loaded = load_trace(write_trace(gen, path))
     assert list(loaded.columns) == list(gen.columns)
     assert list(loaded.dtypes) == list(gen.dtypes)
+
+
+# --------------------------------------------------------------------------------------------
+# cost03's exercise trace
+
+
+def test_with_copies_and_syncs_adds_a_prefetch_during_each_last_allreduce():
+    """Four GPU events per step and rank, all inside the step's last all-reduce: a copy, a memset
+    and a computation kernel on SIDE_STREAM, and a Stream Sync with a valid stream (the compute
+    stream; Kineto writes stream -1 only for Event and Context Sync). The input frames are not
+    modified, columns and dtypes are kept, rows stay sorted by time, and the seed decides the
+    positions."""
+    from course_lib.tracegen import SIDE_STREAM, with_copies_and_syncs
+
+    plain = load_dp_profile()
+    before = {r: df.copy() for r, df in plain.items()}
+    traces = with_copies_and_syncs(plain)
+    for r, df in plain.items():
+        pd.testing.assert_frame_equal(df, before[r])
+    expected = {
+        "Memcpy HtoD (Pinned -> Device)": ("gpu_memcpy", SIDE_STREAM),
+        "Memset (Device)": ("gpu_memset", SIDE_STREAM),
+        "vectorized_elementwise_kernel<MulFunctor>": ("kernel", SIDE_STREAM),
+        "Stream Sync": ("cuda_sync", COMPUTE_STREAM),
+    }
+    for r, df in traces.items():
+        assert list(df.columns) == list(plain[r].columns)
+        assert df.dtypes.equals(plain[r].dtypes)
+        assert df["ts"].is_monotonic_increasing
+        added = df.merge(plain[r][["ts", "name"]], how="left", indicator=True)
+        added = added[added["_merge"] == "left_only"]
+        assert len(df) == len(plain[r]) + 12 and len(added) == 12
+        for name, (cat, stream) in expected.items():
+            rows = added[added["name"] == name]
+            assert len(rows) == 3
+            assert (rows["cat"] == cat).all() and (rows["stream"] == stream).all()
+            assert (rows["tid"] == stream).all() and (rows["dur"] > 0).all()
+        steps = plain[r][plain[r]["name"].str.startswith("ProfilerStep#")]
+        for _, step in steps.iterrows():
+            in_step = (added["ts"] >= step["ts"]) & (added["ts"] < step["ts"] + step["dur"])
+            last = _nccl(plain[r])
+            last = last[(last["ts"] >= step["ts"]) & (last["ts"] < step["ts"] + step["dur"])]
+            last = last.iloc[-1]
+            events = added[in_step]
+            assert len(events) == 4
+            assert (events["ts"] >= last["ts"]).all()
+            assert (events["ts"] + events["dur"] <= last["ts"] + last["dur"]).all()
+    again = with_copies_and_syncs(plain)
+    other = with_copies_and_syncs(plain, seed=4)
+    for r in traces:
+        pd.testing.assert_frame_equal(traces[r], again[r])
+        assert not np.allclose(traces[r]["ts"], other[r]["ts"])

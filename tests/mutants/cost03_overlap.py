@@ -97,9 +97,43 @@ for _rank, _events in traces.items():
 _TRACE_KERNELS_ONLY = """
 rank_ratios = np.empty(len(traces))
 for _rank, _events in traces.items():
-    _k = _events[_events["cat"] == "kernel"]  # Memcpy, Memset and Event Sync have other cats
+    _k = _events[_events["cat"] == "kernel"]  # Memcpy, Memset and Stream Sync have other cats
     _nccl = _k["name"].str.startswith("nccl")
     rank_ratios[_rank] = overlap_ratio(intervals(_k[_nccl]), intervals(_k[~_nccl]))
+"""
+
+_PROFILES_RATIO = """
+rank_ratios = np.empty(len(profiles))
+for _rank, _events in profiles.items():
+    _gpu = _events[_events["stream"].notna()]
+    _comm = _gpu["name"].str.match(r"^nccl.*Kernel")
+    _memory = _gpu["name"].str.match(r"^(Memcpy|Memset|dma)")
+    _sync = _gpu["name"].str.contains("Sync")
+    _compute = {compute}
+    rank_ratios[_rank] = overlap_ratio(intervals(_gpu[_comm]), intervals(_gpu[_compute]))
+"""
+
+_TRACE_COMPUTE_STREAM = """
+from course_lib.tracegen import COMPUTE_STREAM
+
+rank_ratios = np.empty(len(traces))
+for _rank, _events in traces.items():
+    _k = _events[_events["cat"] == "kernel"]
+    _nccl = _k["name"].str.match(r"^nccl.*Kernel")
+    _compute = ~_nccl & (_k["stream"] == COMPUTE_STREAM)
+    rank_ratios[_rank] = overlap_ratio(intervals(_k[_nccl]), intervals(_k[_compute]))
+"""
+
+_TRACE_HTA_REGEX = """
+import re
+
+_COMPUTE_RE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")  # HTA 0.5.0
+rank_ratios = np.empty(len(traces))
+for _rank, _events in traces.items():
+    _gpu = _events[_events["stream"].notna()]
+    _comm = _gpu["name"].str.match(r"^nccl.*Kernel")
+    _compute = ~_gpu["name"].map(lambda n: bool(_COMPUTE_RE.match(n)))
+    rank_ratios[_rank] = overlap_ratio(intervals(_gpu[_comm]), intervals(_gpu[_compute]))
 """
 
 _STEP = """
@@ -130,27 +164,23 @@ _comp_iv = _s.loc[~_is_comm & (_s["op"] != "host"), ["start", "end"]].to_numpy()
 """
 
 _BUCKET_SWEEP = """
-def _run(cap, bandwidth=20e9, lat=200e-6, c=0.4, cc=0.3):
+def _run(cap, bandwidth=30e9, lat=150e-6, c=0.4, cc=0.2, first=FIRST_BUCKET):
     return bucketed_allreduce_timeline(
         layer_backward_times, layer_grad_bytes, cap, bandwidth, lat, c, optimizer_time,
-        first_bucket_bytes=FIRST_BUCKET, comm_contention=cc,
+        first_bucket_bytes=first, comm_contention=cc,
     )
 """
 
-_RANKING = """
-def _job(weights=layer_backward_times, cap=25 * MiB, bandwidth=16e9):
-    return bucketed_allreduce_timeline(
-        weights, layer_grad_bytes, cap, bandwidth, 50e-6, 0.3, optimizer_time, FIRST_BUCKET, 0.2
+
+def _best_cap(**kwargs: object) -> str:
+    """Solution source: the cap with the shortest step of _run with these keyword arguments."""
+    args = "".join(f", {k}={v}" for k, v in kwargs.items())
+    return (
+        _BUCKET_SWEEP
+        + f"_s = [_run(cap{args}).step_time for cap in CAP_CANDIDATES]\n"
+        + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
     )
 
-
-_runs = {
-    "bandwidth": _job(bandwidth=20e9),
-    "buckets": _job(cap=5 * MiB),
-    "backward": _job(weights=0.8 * layer_backward_times),
-    "compress": _job(bandwidth=32e9),
-}
-"""
 
 MUTANTS = [
     # Exercise 1: implement HTA's overlap ratio
@@ -187,7 +217,8 @@ MUTANTS = [
     ),
     Mutant(
         name="trace_sync_as_compute",
-        why="counts Event Sync as computation (HTA's rule before it excluded GPU syncs)",
+        why="counts Stream Sync as computation (HTA 0.2.0's classes: it has a stream and is "
+        "neither NCCL nor memory)",
         cells={"trace_ratio_answer": _GPU_RATIO.format(compute="~_comm & ~_memory")},
         grades=("trace_ratio_tests",),
     ),
@@ -222,6 +253,25 @@ MUTANTS = [
         name="trace_per_step_mean",
         why="averages the three steps' ratios instead of dividing over the whole trace",
         cells={"trace_ratio_answer": _TRACE_PER_STEP},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="trace_plain_profiles",
+        why="applies HTA's classes to `profiles`, which has no prefetch, instead of `traces`",
+        cells={"trace_ratio_answer": _PROFILES_RATIO.format(compute="~_comm & ~_memory & ~_sync")},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="trace_profiles_every_gpu_event",
+        why="counts every non-NCCL GPU event of `profiles` as computation (the review's case: "
+        "on the plain profile no copy overlaps a collective)",
+        cells={"trace_ratio_answer": _PROFILES_RATIO.format(compute="~_comm")},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="trace_compute_stream_only",
+        why="counts only the compute stream's kernels as computation (HTA merges every stream)",
+        cells={"trace_ratio_answer": _TRACE_COMPUTE_STREAM},
         grades=("trace_ratio_tests",),
     ),
     # Exercise 3: communication on the critical path of a described step
@@ -271,10 +321,24 @@ MUTANTS = [
         cells={"exposed_answer": "exposed_critical = 6.5\n"},
         grades=("exposed_tests",),
     ),
-    # Exercise 4: best bucket cap under contention
+    Mutant(
+        name="exposed_removal_saving",
+        why="takes what removing all communication saves, 16.5 - 14 = 2.5 ms, for E",
+        cells={
+            "exposed_answer": _STEP_RIGHT
+            + "_no_comm = step_graph(\n"
+            + "    {op: 0.0 if op.startswith('all') else d for op, d in _durations.items()},\n"
+            + "    _deps,\n"
+            + "    _lanes,\n"
+            + ")\n"
+            + "exposed_critical = critical_path(_graph).length - critical_path(_no_comm).length\n"
+        },
+        grades=("exposed_tests",),
+    ),
+    # Exercise 4: best bucket cap under contention (right: 100 MiB)
     Mutant(
         name="bucket_highest_ratio",
-        why="picks the cap with the highest overlap ratio",
+        why="picks the cap with the highest overlap ratio (1 MiB)",
         cells={
             "bucket_answer": _BUCKET_SWEEP
             + "_r = [_run(cap).overlap_ratio for cap in CAP_CANDIDATES]\n"
@@ -290,38 +354,86 @@ MUTANTS = [
     ),
     Mutant(
         name="bucket_megabytes",
-        why="answers 50 MB instead of 50 MiB",
-        cells={"bucket_answer": "best_cap_bytes = 50e6\n"},
+        why="answers 100 MB instead of 100 MiB",
+        cells={"bucket_answer": "best_cap_bytes = 100e6\n"},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_one_bucket",
+        why="one bucket: the fewest latencies (1600 MiB)",
+        cells={"bucket_answer": "best_cap_bytes = 1600 * MiB\n"},
         grades=("bucket_tests",),
     ),
     Mutant(
         name="bucket_ignores_comm_contention",
-        why="models the compute slowdown c but not the communication slowdown c'",
-        cells={
-            "bucket_answer": _BUCKET_SWEEP
-            + "_s = [_run(cap, cc=0.0).step_time for cap in CAP_CANDIDATES]\n"
-            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
-        },
+        why="models the compute slowdown c but not the communication slowdown c' (25 MiB)",
+        cells={"bucket_answer": _best_cap(cc=0.0)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_ignores_compute_contention",
+        why="models the communication slowdown c' but not the compute slowdown c (1 MiB)",
+        cells={"bucket_answer": _best_cap(c=0.0)},
         grades=("bucket_tests",),
     ),
     Mutant(
         name="bucket_ignores_contention",
-        why="sweeps the caps without any contention",
-        cells={
-            "bucket_answer": _BUCKET_SWEEP
-            + "_s = [_run(cap, c=0.0, cc=0.0).step_time for cap in CAP_CANDIDATES]\n"
-            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
-        },
+        why="sweeps the caps without any contention (1 MiB)",
+        cells={"bucket_answer": _best_cap(c=0.0, cc=0.0)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_swaps_contention",
+        why="swaps c and c' (25 MiB)",
+        cells={"bucket_answer": _best_cap(c=0.2, cc=0.4)},
         grades=("bucket_tests",),
     ),
     Mutant(
         name="bucket_ignores_latency",
-        why="forgets the 200 µs per all-reduce",
-        cells={
-            "bucket_answer": _BUCKET_SWEEP
-            + "_s = [_run(cap, lat=0.0).step_time for cap in CAP_CANDIDATES]\n"
-            + "best_cap_bytes = float(CAP_CANDIDATES[np.argmin(_s)])\n"
-        },
+        why="forgets the 150 µs per all-reduce (1 MiB)",
+        cells={"bucket_answer": _best_cap(lat=0.0)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_lesson_latency",
+        why="keeps the lesson's 50 µs latency instead of 150 µs (25 MiB)",
+        cells={"bucket_answer": _best_cap(lat="latency")},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_lesson_bandwidth",
+        why="keeps the lesson's 12 GB/s instead of 30 GB/s (50 MiB)",
+        cells={"bucket_answer": _best_cap(bandwidth=12e9)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_latency_in_ms",
+        why="writes the latency in ms where the model takes seconds (0.15 s; 1600 MiB)",
+        cells={"bucket_answer": _best_cap(lat=0.15)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_bandwidth_off_by_ten",
+        why="types 300 GB/s (3e11) for 30 GB/s (200 MiB)",
+        cells={"bucket_answer": _best_cap(bandwidth=3e11)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_bandwidth_tenth",
+        why="types 3 GB/s (3e9) for 30 GB/s (50 MiB)",
+        cells={"bucket_answer": _best_cap(bandwidth=3e9)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_slowdowns_as_factors",
+        why="passes the slowdown factors 1 + c and 1 + c' as c and c' (1600 MiB)",
+        cells={"bucket_answer": _best_cap(c=1.4, cc=1.2)},
+        grades=("bucket_tests",),
+    ),
+    Mutant(
+        name="bucket_no_first_bucket",
+        why="forgets DDP's 1 MiB first bucket (50 MiB)",
+        cells={"bucket_answer": _best_cap(first=None)},
         grades=("bucket_tests",),
     ),
     # Exercise 5: break-even communication slowdown
@@ -353,45 +465,6 @@ MUTANTS = [
         },
         grades=("contention_tests",),
     ),
-    # Exercise 6: rank four changes by the step time they save
-    Mutant(
-        name="ranking_by_overlap_ratio",
-        why="ranks the changes by the overlap ratio they give, highest first",
-        cells={
-            "ranking_answer": _RANKING
-            + "change_ranking = tuple(sorted(_runs, key=lambda k: -_runs[k].overlap_ratio))\n"
-        },
-        grades=("ranking_tests",),
-    ),
-    Mutant(
-        name="ranking_by_non_overlapped",
-        why="ranks the changes by the non-overlapped communication they leave, least first",
-        cells={
-            "ranking_answer": _RANKING
-            + "change_ranking = tuple(sorted(_runs, key=lambda k: _runs[k].exposed_comm))\n"
-        },
-        grades=("ranking_tests",),
-    ),
-    Mutant(
-        name="ranking_by_comm_time",
-        why="ranks the changes by the total communication time they leave, least first",
-        cells={
-            "ranking_answer": _RANKING
-            + "change_ranking = tuple(\n"
-            + "    sorted(_runs, key=lambda k: float(_runs[k].comm_durations.sum()))\n"
-            + ")\n"
-        },
-        grades=("ranking_tests",),
-    ),
-    Mutant(
-        name="ranking_reversed",
-        why="ranks by step time saved, smallest saving first",
-        cells={
-            "ranking_answer": _RANKING
-            + "change_ranking = tuple(sorted(_runs, key=lambda k: -_runs[k].step_time))\n"
-        },
-        grades=("ranking_tests",),
-    ),
 ]
 
 # Right answers reached another way: each must keep full marks on the grade cells it names.
@@ -419,6 +492,21 @@ RIGHT_ANSWERS = [
         grades=("contention_tests",),
     ),
     Mutant(
+        name="trace_hta_regex",
+        why="HTA 0.5.0's own computation regular expression, applied with re.match",
+        cells={"trace_ratio_answer": _TRACE_HTA_REGEX},
+        grades=("trace_ratio_tests",),
+    ),
+    Mutant(
+        name="bucket_min_by_key",
+        why="min over the caps keyed by step time (a numpy float)",
+        cells={
+            "bucket_answer": _BUCKET_SWEEP
+            + "best_cap_bytes = min(CAP_CANDIDATES, key=lambda cap: _run(cap).step_time)\n"
+        },
+        grades=("bucket_tests",),
+    ),
+    Mutant(
         name="trace_kernels_only",
         why="keeps the events of category kernel: copies, memsets and syncs have other categories",
         cells={"trace_ratio_answer": _TRACE_KERNELS_ONLY},
@@ -437,14 +525,5 @@ RIGHT_ANSWERS = [
             "exposed_answer": _STEP_RIGHT + "exposed_critical = exposed_on_critical_path(_graph)\n"
         },
         grades=("exposed_tests",),
-    ),
-    Mutant(
-        name="ranking_as_list",
-        why="the right ranking as a list",
-        cells={
-            "ranking_answer": _RANKING
-            + "change_ranking = sorted(_runs, key=lambda k: _runs[k].step_time)\n"
-        },
-        grades=("ranking_tests",),
     ),
 ]
