@@ -721,10 +721,9 @@ passed("Exercise 5")
 # - **HTA's rules change between releases.** The name patterns of section 1 are those of HTA
 #   0.5.0 (PyPI, 2025). HTA 0.2.0 has three classes (communication if the name contains
 #   `ncclKernel`, which misses newer NCCL's `ncclDevKernel_…`; memory; computation), so a
-#   `Stream Sync` counts as computation there. `Event
-#   Sync` and `Context Sync` have no stream (Kineto writes −1), so no release counts them, and
-#   0.5.0 counts `Stream Wait Event`, whose name lacks `Sync`, as computation. State the tool and
-#   version with any ratio you quote.
+#   `Stream Sync` counts as computation there. `Event Sync` and `Context Sync` have no stream
+#   (Kineto writes −1), so no release counts them, and 0.5.0 counts `Stream Wait Event`, whose
+#   name lacks `Sync`, as computation. State the tool and version with any ratio you quote.
 # - **Where contention comes from.** A GEMM sized for the full GPU can fall into a second wave of
 #   thread blocks when an NCCL kernel holds a few SMs: a GEMM taking nearly twice as long next to
 #   an all-gather on an H100 is reported on NVIDIA's developer forum ("Compute-Communication
