@@ -858,28 +858,49 @@ def live_bytes_by_category(events: pd.DataFrame) -> tuple[NDArray[np.float64], p
     """Live bytes over time by category: (times, a column per category) summing to live_bytes (cost05).
 
     Same times and ordering rule as :func:`live_bytes`; columns in :data:`STEP_CATEGORIES` order
-    for those present, then any other category in order of first allocation. Vectorized: two
-    sorted searches per category.
+    for those present, then any other category in order of first allocation. Vectorized: one sort
+    and a cumulative sum per category (:func:`_stacked_levels`, which the explorer shares).
     """
     life = lifetimes(events)
-    times, _ = _levels(life)
     present = list(dict.fromkeys(life["category"].astype(str)))
     order = [c for c in STEP_CATEGORIES if c in present] + [
         c for c in present if c not in STEP_CATEGORIES
     ]
-    columns = {}
-    category = life["category"].astype(str).to_numpy()
-    for c in order:
-        mine = life[category == c]
-        alloc_t = mine["alloc_time"].to_numpy()
-        nbytes = mine["bytes"].to_numpy()
-        a_order = np.argsort(alloc_t, kind="stable")
-        a_cum = np.concatenate([[0.0], np.cumsum(nbytes[a_order])])
-        freed = mine["free_time"].notna().to_numpy()
-        free_t = mine["free_time"].to_numpy()[freed]
-        f_order = np.argsort(free_t, kind="stable")
-        f_cum = np.concatenate([[0.0], np.cumsum(nbytes[freed][f_order])])
-        allocated = a_cum[np.searchsorted(alloc_t[a_order], times, side="right")]
-        released = f_cum[np.searchsorted(free_t[f_order], times, side="right")]
-        columns[c] = allocated - released
-    return times, pd.DataFrame(columns, columns=order)
+    freed = life["free_time"].notna().to_numpy()
+    nbytes = life["bytes"].to_numpy(dtype=float)
+    category = life["category"].astype(str).to_numpy(dtype=object)
+    times, levels = _stacked_levels(
+        np.concatenate(
+            [life["alloc_time"].to_numpy(dtype=float), life["free_time"].to_numpy()[freed]]
+        ),
+        np.concatenate([nbytes, nbytes[freed]]),
+        np.concatenate([np.ones(len(life), dtype=bool), np.zeros(int(freed.sum()), dtype=bool)]),
+        np.concatenate([category, category[freed]]),
+        order,
+    )
+    return times, pd.DataFrame(dict(zip(order, levels, strict=True)), columns=order)
+
+
+def _stacked_levels(
+    time: NDArray[np.float64],
+    nbytes: NDArray[np.float64],
+    is_alloc: NDArray[np.bool_],
+    category: NDArray[np.object_],
+    categories: list[str] | tuple[str, ...],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The sweep by category, without validation: (distinct times, levels[category, time]).
+
+    One event per array element, in any order. Sorted by time with frees before allocations,
+    the level of each category after the last event at each time (so a tensor allocated and freed
+    at one time adds nothing). Used by :func:`live_bytes_by_category` and by cost05's explorer on
+    the generator's events, which need no validation.
+    """
+    order = np.lexsort((is_alloc, time))  # by time; at equal times frees (False) first
+    t = time[order]
+    delta = np.where(is_alloc[order], nbytes[order], -nbytes[order])
+    last = np.append(np.flatnonzero(t[1:] != t[:-1]), len(t) - 1)
+    cat = category[order]
+    levels = np.vstack(
+        [np.cumsum(np.where(cat == c, delta, 0.0))[last] for c in categories]
+    ).reshape(len(categories), len(last))
+    return t[last], levels

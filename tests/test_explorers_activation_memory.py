@@ -117,3 +117,17 @@ def test_bad_arguments_raise(kwargs, match):
     """Out-of-range controls and shapes are ValueErrors naming the argument."""
     with pytest.raises(ValueError, match=match):
         activation_memory_explorer(**kwargs)
+
+
+def test_the_sweep_is_course_lib_memorys_so_forbid_reaches_it(explorer):
+    """The explorer's levels come from course_lib.memory's private sweep: an exercise that
+    disables live_bytes_by_category (and the private helpers it calls) disables the explorer's
+    peak as well, so it cannot answer the peak-live exercise (cost05 review, finding 1)."""
+    import course_lib.memory as memory
+    from course_lib.checks import DelegationError, forbid
+
+    explorer._cache.clear()
+    with forbid((memory, "live_bytes_by_category"), exercise="Exercise 1"):
+        with pytest.raises(DelegationError, match="live_bytes_by_category"):
+            explorer.model(512, 13, "none")
+    assert explorer.model(512, 13, "none")["peak_bytes"] > 0

@@ -33,14 +33,16 @@ class ActivationMemoryExplorer(Explorer):
     """Sequence length, micro-batch and recomputation -> stacked memory timeline and its peak (cost05).
 
     The model is :func:`course_lib.memory.training_step_events`; the stacked levels are those of
-    :func:`course_lib.memory.live_bytes_by_category`, computed here by one sort and cumulative sum
-    over the events (the generator's events need no validation), and the metrics compare the
+    :func:`course_lib.memory.live_bytes_by_category`, by the same private sweep
+    (``course_lib.memory._stacked_levels``) without the validation the generator's events do not
+    need — so an exercise that disables that sweep disables this one too. The metrics compare the
     timeline with :func:`course_lib.memory.activation_bytes_per_layer`. Built for speed
-    (< 100 ms per change): a fixed layout without a layout engine, and blitting — the axes, their
-    ticks and the key are rendered once per pair of axis limits (rounded up to 1-1.25-1.5-2-…
-    steps); a change redraws the bands, the phases, the peak marker and two texts. Both axes are
-    shared by the three recomputation policies of a shape, so toggling them shows the stack
-    shrink and the step grow, and reuses the rendered background.
+    (< 100 ms per change, half of it where measured): a fixed layout without a layout engine, and
+    blitting in two cached layers — the key, title and axis labels are rendered once, the ticks
+    once per pair of axis limits (rounded up to 1-1.25-1.5-2-… steps); a change redraws the
+    bands, the phases, the device line, the peak marker and its label. Both axes are shared by
+    the three recomputation policies of a shape, so toggling them shows the stack shrink and the
+    step grow, and reuses the rendered background.
     """
 
     FIGSIZE = (11.0, 4.2)
@@ -57,6 +59,7 @@ class ActivationMemoryExplorer(Explorer):
         self.shape = dict(shape)
         self.device_bytes = float(device_bytes)
         self._canvas: Any = None
+        self._base: Any = None
         self._backgrounds: dict[tuple[float, float], Any] = {}
         self._cache: dict[tuple[int, int, str], dict[str, Any]] = {}
         self.last_metrics: dict[str, float] = {}
@@ -66,7 +69,7 @@ class ActivationMemoryExplorer(Explorer):
 
     def model(self, seq_len: int, micro_batch: int, recompute: str) -> dict[str, Any]:
         """Levels by category, the peak and the step's numbers for one setting (cached)."""
-        from course_lib.memory import STEP_CATEGORIES, training_step_events
+        from course_lib.memory import STEP_CATEGORIES, _stacked_levels, training_step_events
 
         key = (int(seq_len), int(micro_batch), str(recompute))
         if key in self._cache:
@@ -79,17 +82,10 @@ class ActivationMemoryExplorer(Explorer):
         nbytes = ev["bytes"].to_numpy(dtype=float)
         category = ev["category"].to_numpy(dtype=object)
         phase = ev["phase"].to_numpy(dtype=object)
-        order = np.lexsort((is_alloc, time_))  # by time; frees before allocations
-        t = time_[order]
-        delta = np.where(is_alloc[order], nbytes[order], -nbytes[order])
-        last = np.append(np.flatnonzero(t[1:] != t[:-1]), len(t) - 1)
-        cat = category[order]
-        levels = np.vstack(
-            [np.cumsum(np.where(cat == c, delta, 0.0))[last] for c in STEP_CATEGORIES]
-        )
+        # The sweep of course_lib.memory.live_bytes_by_category, without its validation.
+        times, levels = _stacked_levels(time_, nbytes, is_alloc, category, STEP_CATEGORIES)
         total = levels.sum(axis=0)
         i = int(np.argmax(total))
-        times = t[last]
         at_peak = np.flatnonzero((time_ == times[i]) & is_alloc)
         phases = {}
         for p in ("forward", "backward", "optimizer"):
@@ -121,8 +117,9 @@ class ActivationMemoryExplorer(Explorer):
         """Figure without a layout engine on an Agg canvas; animated (blitted) dynamic artists."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.collections import PolyCollection
+        from matplotlib.lines import Line2D
         from matplotlib.patches import Rectangle
-        from matplotlib.ticker import FuncFormatter
+        from matplotlib.ticker import FuncFormatter, MaxNLocator
 
         from course_lib.figures.memory import MEMORY_COLOURS, PHASE_SHADES
         from course_lib.memory import STEP_CATEGORIES
@@ -157,16 +154,22 @@ class ActivationMemoryExplorer(Explorer):
             0.0, 0.0, "", fontsize=9, va="bottom", zorder=6, animated=True,
             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85},
         )  # fmt: skip
+        # Two cached layers: the base (key, title, axis labels, spines) is rendered once; the
+        # ticks depend on the axis limits and are drawn onto the base once per pair of limits
+        # (animated, so that the base render leaves them out). The device line is drawn with
+        # each frame, over the phase shading; its label is a key entry.
+        device_gib = self.device_bytes / GIB
         self._device_line = ax.axhline(
-            0.0, color="#D55E00", ls=":", lw=1.5, zorder=4, animated=True
+            device_gib, color="#D55E00", ls=":", lw=1.5, zorder=4, animated=True
         )
-        self._device_text = ax.text(
-            0.005, 0.0, "", color="#D55E00", fontsize=9, va="bottom",
-            transform=ax.get_yaxis_transform(), animated=True,
-        )  # fmt: skip
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v * 1e3:g}"))
-        ax.set_xlabel("time (ms)")
-        ax.set_ylabel("live memory (GiB)")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+            axis.set_animated(True)
+        x0, y0, width, height = self.AXES_RECT
+        fig.text(x0 + width / 2, 0.015, "time (ms)", ha="center", va="bottom", fontsize=10)
+        fig.text(0.012, y0 + height / 2, "live memory (GiB)", rotation=90, ha="left",
+                 va="center", fontsize=10)  # fmt: skip
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         # The key: patches and texts in figure coordinates (a Legend costs more to draw).
@@ -179,9 +182,21 @@ class ActivationMemoryExplorer(Explorer):
                           facecolor=MEMORY_COLOURS[category])
             )  # fmt: skip
             fig.text(left + 0.032, y + 0.022, category, va="center", fontsize=10)
-        self._title = fig.text(
-            self.AXES_RECT[0], top + 0.03, "", ha="left", fontsize=12, animated=True
-        )
+        y = top - 0.065 * (len(STEP_CATEGORIES) + 1.5)
+        fig.lines.append(
+            Line2D([left, left + 0.022], [y + 0.022] * 2, transform=fig.transFigure,
+                   color="#D55E00", ls=":", lw=1.5)
+        )  # fmt: skip
+        fig.text(
+            left + 0.032, y + 0.022, f"device memory\n{device_gib:g} GiB = {device_gib * 1024:,.0f} MiB",
+            va="center", fontsize=9, color="#D55E00",
+        )  # fmt: skip
+        # A static title (the controls show the setting, the metrics the peak): text is the
+        # costliest thing a frame draws.
+        fig.text(
+            self.AXES_RECT[0], top + 0.03, "One training step: live memory by category",
+            ha="left", fontsize=12,
+        )  # fmt: skip
 
     def _background(self, x_max: float, y_max: float) -> Any:
         """Cached render of everything static for one pair of axis limits."""
@@ -190,9 +205,14 @@ class ActivationMemoryExplorer(Explorer):
         ax.set_ylim(0.0, y_max)
         key = (x_max, y_max)
         if key not in self._backgrounds:
+            if self._base is None:  # everything static but the ticks and the device line
+                self._canvas.draw()
+                self._base = self._canvas.copy_from_bbox(self.figure.bbox)
             if len(self._backgrounds) >= 64:
                 self._backgrounds.pop(next(iter(self._backgrounds)))
-            self._canvas.draw()
+            self._canvas.restore_region(self._base)
+            ax.draw_artist(ax.xaxis)
+            ax.draw_artist(ax.yaxis)
             self._backgrounds[key] = self._canvas.copy_from_bbox(self.figure.bbox)
         return self._backgrounds[key]
 
@@ -236,23 +256,11 @@ class ActivationMemoryExplorer(Explorer):
         self._peak_text.set_text(
             f"peak {peak_gib:.2f} GiB at {t_peak * 1e3:.1f} ms\n({r['peak_op']}, {r['peak_phase']})"
         )
-        self._title.set_text(
-            f"One training step, s = {seq_len}, b = {micro_batch}, recompute = {recompute}: "
-            f"peak {peak_gib:.2f} GiB"
-        )
-        device_gib = self.device_bytes / GIB
-        self._device_line.set_ydata([device_gib, device_gib])
-        self._device_line.set_visible(device_gib <= y_max)
-        self._device_text.set_y(device_gib)
-        self._device_text.set_text(
-            f"device memory {device_gib:g} GiB ({device_gib * 1024:,.0f} MiB)"
-        )
-        self._device_text.set_visible(device_gib <= y_max)
+        self._device_line.set_visible(self.device_bytes / GIB <= y_max)
         for artist in (
             *self._phase_boxes.values(),
             *self._phase_labels.values(),
             self._device_line,
-            self._device_text,
             self._bands,
             self._outline,
             self._peak_line,
@@ -260,7 +268,6 @@ class ActivationMemoryExplorer(Explorer):
             self._peak_text,
         ):
             ax.draw_artist(artist)
-        self.figure.draw_artist(self._title)
 
         # Metrics: the peak and what is live then; Table 2 against the timeline.
         shape, L = self.shape, self.shape["num_layers"]

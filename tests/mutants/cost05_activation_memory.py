@@ -1,10 +1,14 @@
 """Plausible wrong answers to cost05_activation_memory, each of which must lose points.
 
 One list per exercise, each mistake named in the lesson's terms: the naive sum the lesson warns
-about, units (bytes vs GiB, GB vs GiB), a boundary (< vs ≤), the neighbouring quantity
-(requested vs allocated vs reserved, Table 2's replicated row vs the sharded one), and every
-route to delegating to course_lib (the public routine, a private helper, a reference taken before
-the grade cell runs).
+about, the tie rule (frees first), units (bytes vs GiB, MB vs MiB), a boundary (< vs ≤), the
+neighbouring quantity (requested vs allocated vs reserved, Table 2's replicated row vs the sharded
+one, selective vs full), and every route to delegating to course_lib (the public routine, a
+private helper, a reference taken before the grade cell runs, the explorer's own sweep, the step
+generator).
+
+RIGHT_ANSWERS holds other correct routes, and answers right on some parts only: those parts keep
+their marks (one part's mistake never zeroes another).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from tests.mutants import Mutant
 
 
 def _peak_live(body: str) -> dict[str, str]:
-    """The Exercise 1 solution cell with ``body`` as peak_live's body (and optional preamble)."""
+    """The Exercise 1 solution cell with ``body`` as peak_live (and optional preamble)."""
     return {"peak_live_answer": body}
 
 
@@ -23,26 +27,29 @@ def peak_live(events):
     rank = np.where(events["kind"].to_numpy() == "alloc", 0, 1)
     order = np.lexsort((rank, events["time"].to_numpy(dtype=float)))
     sign = np.where(events["kind"].to_numpy() == "alloc", 1.0, -1.0)[order]
-    level = np.cumsum(sign * events["bytes"].to_numpy(dtype=float)[order])
-    i = int(np.argmax(level))
-    return float(events["time"].to_numpy(dtype=float)[order][i]), float(level[i])
+    return float(np.cumsum(sign * events["bytes"].to_numpy(dtype=float)[order]).max())
+'''
+
+_SORTED_BY_KIND = '''
+def peak_live(events):
+    """Sorted by time, then kind: "alloc" < "free" alphabetically, so allocations come first."""
+    ev = events.sort_values(["time", "kind"])
+    sign = np.where(ev["kind"] == "alloc", 1.0, -1.0)
+    return float(np.cumsum(sign * ev["bytes"].to_numpy(dtype=float)).max())
+'''
+
+_STABLE_SORT_ROW_TIES = '''
+def peak_live(events):
+    """Stable sort by time only: events at one time in row order, max after every event."""
+    ev = events.sort_values("time", kind="stable")
+    sign = np.where(ev["kind"] == "alloc", 1.0, -1.0)
+    return float(np.cumsum(sign * ev["bytes"].to_numpy(dtype=float)).max())
 '''
 
 _SUM_OF_ALLOCATIONS = '''
 def peak_live(events):
     """Adds every allocation, as a per-operator memory table would."""
-    allocs = events[events["kind"] == "alloc"]
-    return float(allocs["time"].max()), float(allocs["bytes"].sum())
-'''
-
-_LAST_MAXIMUM = '''
-def peak_live(events):
-    """Right levels, but the last time the maximum is reached."""
-    sign = np.where(events["kind"].to_numpy() == "alloc", 1.0, -1.0)
-    delta = pd.Series(sign * events["bytes"].to_numpy(dtype=float))
-    level = delta.groupby(events["time"].to_numpy(dtype=float)).sum().sort_index().cumsum()
-    i = len(level) - 1 - int(np.argmax(level.to_numpy()[::-1]))
-    return float(level.index[i]), float(level.iloc[i])
+    return float(events.loc[events["kind"] == "alloc", "bytes"].sum())
 '''
 
 _FREED_ONLY = '''
@@ -52,18 +59,25 @@ def peak_live(events):
     ev = events[events["tensor"].isin(freed)]
     sign = np.where(ev["kind"].to_numpy() == "alloc", 1.0, -1.0)
     delta = pd.Series(sign * ev["bytes"].to_numpy(dtype=float))
-    level = delta.groupby(ev["time"].to_numpy(dtype=float)).sum().sort_index().cumsum()
-    i = int(np.argmax(level.to_numpy()))
-    return float(level.index[i]), float(level.iloc[i])
+    return float(delta.groupby(ev["time"].to_numpy(dtype=float)).sum().sort_index().cumsum().max())
 '''
 
 _ROW_ORDER = '''
 def peak_live(events):
     """Right signs, but summed in row order: the rows are not sorted by time."""
     sign = np.where(events["kind"].to_numpy() == "alloc", 1.0, -1.0)
-    level = np.cumsum(sign * events["bytes"].to_numpy(dtype=float))
-    i = int(np.argmax(level))
-    return float(events["time"].to_numpy(dtype=float)[i]), float(level[i])
+    return float(np.cumsum(sign * events["bytes"].to_numpy(dtype=float)).max())
+'''
+
+_CLOSED_INTERVALS = '''
+def peak_live(events):
+    """Closed lifetimes [a, f]: a tensor freed at t still counted at t."""
+    life = lifetimes(events)
+    best = 0.0
+    for t in sorted(set(life["alloc_time"])):
+        live = (life["alloc_time"] <= t) & ~(life["free_time"] < t)
+        best = max(best, float(life.loc[live, "bytes"].sum()))
+    return best
 '''
 
 _VIA_PRIVATE_ORDERED = '''
@@ -75,9 +89,7 @@ def peak_live(events):
     ordered = _ordered(lifetimes(events))
     sign = np.where(ordered["kind"].to_numpy() == "alloc", 1.0, -1.0)
     delta = np.where(ordered["zero"].to_numpy(), 0.0, sign * ordered["bytes"].to_numpy())
-    level = pd.Series(delta).groupby(ordered["time"].to_numpy()).sum().cumsum()
-    i = int(np.argmax(level.to_numpy()))
-    return float(level.index[i]), float(level.iloc[i])
+    return float(pd.Series(delta).groupby(ordered["time"].to_numpy()).sum().cumsum().max())
 '''
 
 _REFERENCE_TAKEN_BEFORE = '''
@@ -88,9 +100,7 @@ _sweep = course_lib.memory._levels  # taken now, before the grade cell's forbid
 
 def peak_live(events):
     """Calls course_lib's private sweep through a reference taken before the check."""
-    times, level = _sweep(lifetimes(events))
-    i = int(np.argmax(level))
-    return float(times[i]), float(level[i])
+    return float(_sweep(lifetimes(events))[1].max())
 '''
 
 _VIA_CATEGORIES = '''
@@ -99,50 +109,72 @@ from course_lib.memory import live_bytes_by_category
 
 def peak_live(events):
     """Delegates to course_lib's per-category sweep and adds the columns."""
-    times, levels = live_bytes_by_category(events)
-    total = levels.sum(axis=1).to_numpy()
-    i = int(np.argmax(total))
-    return float(times[i]), float(total[i])
+    return float(live_bytes_by_category(events)[1].sum(axis=1).max())
+'''
+
+_VIA_STACKED_LEVELS = '''
+from course_lib.memory import _stacked_levels
+
+
+def peak_live(events):
+    """Calls the private per-category sweep the explorer uses, with one category."""
+    one = np.full(len(events), "all", dtype=object)
+    _, levels = _stacked_levels(
+        events["time"].to_numpy(dtype=float), events["bytes"].to_numpy(dtype=float),
+        (events["kind"] == "alloc").to_numpy(), one, ["all"],
+    )
+    return float(levels.sum(axis=0).max())
+'''
+
+_VIA_EXPLORER_MODEL = '''
+import course_lib.memory as _m
+from course_lib.explorers.activation_memory import ActivationMemoryExplorer
+
+
+def peak_live(events):
+    """The review's route: the explorer's own peak, on these events (generator patched)."""
+    ev = events.assign(category="activation", op="x", phase="forward")
+    ev = ev.assign(tensor=ev["tensor"].astype(str))
+    old = _m.training_step_events
+    _m.training_step_events = lambda **kw: ev
+    try:
+        class _Self:
+            pass
+
+        me = _Self()
+        me._cache, me.shape = {}, {}
+        result = ActivationMemoryExplorer.model(me, 1, 1, "none")
+    finally:
+        _m.training_step_events = old
+    return float(result["peak_bytes"])
 '''
 
 _VIA_ALLOCATOR_REPLAY = '''
+from course_lib.memory import simulate_allocator
+
+
 def peak_live(events):
     """Replays the events through the allocator model and reads its requested bytes."""
-    replay = simulate_allocator(events)
-    i = int(np.argmax(replay["requested"].to_numpy()))
-    return float(replay["time"].iloc[i]), float(replay["requested"].iloc[i])
+    return float(simulate_allocator(events)["requested"].max())
 '''
 
 
-def _attribution(workspaces: str, activation_bytes: str) -> dict[str, str]:
-    """Exercise 2's answer cell from two expressions over _ex_peak, _live, _life and _end."""
+def _workspaces(expression: str) -> dict[str, str]:
+    """Exercise 2's answer cell from an expression over _ex_peak, _live, _life and _end."""
     return {
-        "peak_live_set_answer": "_ex_peak = peak(EX_STEP)\n_live = _ex_peak.live\n"
+        "peak_workspaces_answer": "_ex_peak = peak(EX_STEP)\n_live = _ex_peak.live\n"
         "_life = lifetimes(EX_STEP)\n"
         '_end = EX_STEP.loc[EX_STEP["phase"] == "forward", "time"].max()\n'
-        f"ex_peak_workspaces = {workspaces}\nex_peak_activation_bytes = {activation_bytes}\n"
+        f"ex_peak_workspaces = {expression}\n"
     }
 
 
 _RIGHT_WORKSPACES = 'set(_live.loc[_live["category"] == "workspace", "tensor"])'
-_RIGHT_ACTIVATIONS = 'float(_live.loc[_live["category"] == "activation", "bytes"].sum())'
-_AT_PEAK_OP = (
-    'set(EX_STEP.loc[(EX_STEP["time"] == _ex_peak.time) & (EX_STEP["kind"] == "alloc") '
-    '& (EX_STEP["category"] == "workspace"), "tensor"])'
-)
-_CLOSED_INTERVAL = (
-    '{r.tensor for r in _life.itertuples() if r.category == "workspace" '
-    "and r.alloc_time <= _ex_peak.time and not r.free_time < _ex_peak.time}"
-)
-_END_OF_FORWARD = (
-    'float(_life.loc[(_life["category"] == "activation") & (_life["alloc_time"] <= '
-    '_end) & ~(_life["free_time"] <= _end), "bytes"].sum())'
-)
 
 
-def _fresh_malloc(body: str) -> dict[str, str]:
+def _gap(body: str) -> dict[str, str]:
     return {
-        "allocator_answer": "def fresh_malloc(nbytes):\n"
+        "allocator_answer": "def reserved_minus_allocated(nbytes):\n"
         '    """A wrong model of one request to an empty caching allocator."""\n' + body
     }
 
@@ -158,8 +190,9 @@ _ALLOCATOR_RULES = """
     else:
         segment = -(-size // (2 * {unit})) * 2 * {unit}
     if small:
-        return size, segment
-    block = size if segment - size {split_cmp} {unit} else segment
+        block = size
+    else:
+        block = size if segment - size {split_cmp} {unit} else segment
     return {result}
 """
 
@@ -172,16 +205,16 @@ def _rules(**changes: str) -> dict[str, str]:
         "large_cmp": "<",
         "large_buffer": "20 * MiB",
         "split_cmp": ">",
-        "result": "block, segment",
+        "result": "segment - block",
     }
     knobs.update(changes)
-    return _fresh_malloc(_ALLOCATOR_RULES.format(**knobs))
+    return _gap(_ALLOCATOR_RULES.format(**knobs))
 
 
 def _layer_bytes(full: str, selective: str, none: str) -> dict[str, str]:
     return {
         "act_bytes_answer": "def layer_activation_bytes(s, b, h, a, t, recompute):\n"
-        '    """A wrong reading of section 5\'s table."""\n'
+        '    """A reading of section 5\'s table."""\n'
         "    sbh = float(s * b * h)\n"
         f'    if recompute == "full":\n        return {full}\n'
         f'    if recompute == "selective":\n        return {selective}\n'
@@ -191,11 +224,22 @@ def _layer_bytes(full: str, selective: str, none: str) -> dict[str, str]:
 
 _RIGHT_FULL, _RIGHT_SELECTIVE = "2 * sbh / t", "34 * sbh / t"
 _RIGHT_NONE = "sbh / t * (34 + 5 * a * s / h)"
+_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL = (
+    "act_bytes_none_tests",
+    "act_bytes_selective_tests",
+    "act_bytes_full_tests",
+)
 
-
-def _fits(expression: str) -> dict[str, str]:
-    return {"fits_answer": f"max_micro_batch = int({expression})\n"}
-
+_VIA_GENERATOR = """
+def layer_activation_bytes(s, b, h, a, t, recompute):
+    \"\"\"Reads one layer's saved bytes off the step generator (section 5's cell), divided by t.\"\"\"
+    ev = training_step_events(
+        num_layers=1, seq_len=s, micro_batch=b, hidden=h, num_heads=a, vocab_size=8,
+        recompute=recompute,
+    )
+    saved = ev[(ev.phase == "forward") & (ev.kind == "alloc") & (ev.category == "activation")]
+    return float(saved.loc[saved.tensor.str.startswith("L0."), "bytes"].sum()) / t
+"""
 
 MUTANTS = [
     # Exercise 1: the sweep
@@ -206,15 +250,21 @@ MUTANTS = [
         grades=("peak_live_tests",),
     ),
     Mutant(
-        name="peak_sum_of_allocations",
-        why="sums every allocation instead of sweeping (frees never subtracted)",
-        cells=_peak_live(_SUM_OF_ALLOCATIONS),
+        name="peak_sorted_by_kind_alphabetically",
+        why='sorts by (time, kind): "alloc" sorts before "free", so allocations come first',
+        cells=_peak_live(_SORTED_BY_KIND),
         grades=("peak_live_tests",),
     ),
     Mutant(
-        name="peak_last_maximum",
-        why="reports the last time the maximum is reached",
-        cells=_peak_live(_LAST_MAXIMUM),
+        name="peak_stable_sort_row_order_ties",
+        why="ties at one time in row order, max after every event (a zero-lifetime tensor counts)",
+        cells=_peak_live(_STABLE_SORT_ROW_TIES),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
+        name="peak_sum_of_allocations",
+        why="sums every allocation instead of sweeping (frees never subtracted)",
+        cells=_peak_live(_SUM_OF_ALLOCATIONS),
         grades=("peak_live_tests",),
     ),
     Mutant(
@@ -230,16 +280,20 @@ MUTANTS = [
         grades=("peak_live_tests",),
     ),
     Mutant(
+        name="peak_closed_intervals",
+        why="lifetimes as closed intervals [a, f]: a tensor freed at t counted at t",
+        cells=_peak_live(_CLOSED_INTERVALS),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
         name="peak_delegates_to_course_lib",
         why="calls course_lib.memory.peak, which the grade cell disables",
-        cells=_peak_live(
-            "def peak_live(events):\n    p = peak(events)\n    return float(p.time), float(p.bytes)\n"
-        ),
+        cells=_peak_live("def peak_live(events):\n    return float(peak(events).bytes)\n"),
         grades=("peak_live_tests",),
     ),
     Mutant(
         name="peak_via_private_ordered",
-        why="calls the private course_lib.memory._ordered, missing from the old forbid list",
+        why="calls the private course_lib.memory._ordered",
         cells=_peak_live(_VIA_PRIVATE_ORDERED),
         grades=("peak_live_tests",),
     ),
@@ -256,6 +310,18 @@ MUTANTS = [
         grades=("peak_live_tests",),
     ),
     Mutant(
+        name="peak_via_stacked_levels",
+        why="calls the private sweep that live_bytes_by_category and the explorer share",
+        cells=_peak_live(_VIA_STACKED_LEVELS),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
+        name="peak_via_explorer_model",
+        why="hands the events to ActivationMemoryExplorer.model (review finding 1)",
+        cells=_peak_live(_VIA_EXPLORER_MODEL),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
         name="peak_via_allocator_replay",
         why="replays the events through simulate_allocator and reads the requested bytes",
         cells=_peak_live(_VIA_ALLOCATOR_REPLAY),
@@ -265,47 +331,41 @@ MUTANTS = [
     Mutant(
         name="workspaces_allocated_by_the_peak_op",
         why="takes only the workspaces allocated at the peak time, not all live then",
-        cells=_attribution(_AT_PEAK_OP, _RIGHT_ACTIVATIONS),
+        cells=_workspaces(
+            'set(EX_STEP.loc[(EX_STEP["time"] == _ex_peak.time) & (EX_STEP["kind"] == "alloc") '
+            '& (EX_STEP["category"] == "workspace"), "tensor"])'
+        ),
         grades=("peak_workspaces_tests",),
     ),
     Mutant(
         name="workspaces_closed_interval",
         why="counts a tensor freed at the peak time as live there ([a, f] instead of [a, f))",
-        cells=_attribution(_CLOSED_INTERVAL, _RIGHT_ACTIVATIONS),
+        cells=_workspaces(
+            '{r.tensor for r in _life.itertuples() if r.category == "workspace" '
+            "and r.alloc_time <= _ex_peak.time and not r.free_time < _ex_peak.time}"
+        ),
         grades=("peak_workspaces_tests",),
     ),
     Mutant(
-        name="activations_from_the_formula",
-        why="8 layers × 34·sbh: what is saved, not what is live at the moment",
-        cells=_attribution(
-            _RIGHT_WORKSPACES,
-            '8 * activation_bytes_per_layer(2048, 1, 1024, 16, recompute="selective")',
+        name="workspaces_at_end_of_forward",
+        why="attributes at the end of the forward pass, where the activations top out",
+        cells=_workspaces(
+            '{r.tensor for r in _life.itertuples() if r.category == "workspace" '
+            "and r.alloc_time <= _end and not r.free_time <= _end}"
         ),
-        grades=("peak_activation_tests",),
+        grades=("peak_workspaces_tests",),
     ),
-    Mutant(
-        name="activations_at_end_of_forward",
-        why="the activations at the end of the forward pass, not at the peak",
-        cells=_attribution(_RIGHT_WORKSPACES, _END_OF_FORWARD),
-        grades=("peak_activation_tests",),
-    ),
-    Mutant(
-        name="activations_in_gib",
-        why="the right activations, in GiB instead of bytes",
-        cells=_attribution(_RIGHT_WORKSPACES, _RIGHT_ACTIVATIONS + " / GiB"),
-        grades=("peak_activation_tests",),
-    ),
-    # Exercise 3: one request to a fresh allocator (allocated vs reserved)
+    # Exercise 3: reserved minus allocated after one request to a fresh allocator
     Mutant(
         name="allocator_allocated_is_requested",
         why="allocated = the bytes asked for: no rounding and no unsplit remainder",
-        cells=_rules(result="nbytes, segment"),
+        cells=_rules(result="segment - nbytes"),
         grades=("allocator_tests",),
     ),
     Mutant(
         name="allocator_reserved_is_allocated",
         why="reserved = allocated, as if every tensor had its own exact cudaMalloc",
-        cells=_rules(result="block, block"),
+        cells=_rules(result="0"),
         grades=("allocator_tests",),
     ),
     Mutant(
@@ -333,6 +393,12 @@ MUTANTS = [
         grades=("allocator_tests",),
     ),
     Mutant(
+        name="allocator_large_blocks_never_split",
+        why="splits only in the small pool: a large request is handed its whole segment",
+        cells=_rules(split_cmp="> 100 *"),
+        grades=("allocator_tests",),
+    ),
+    Mutant(
         name="allocator_no_20mib_buffer",
         why="every large request gets its own segment rounded to 2 MiB (no 20 MiB segments)",
         cells=_rules(large_buffer="-(-size // (2 * MiB)) * 2 * MiB"),
@@ -345,37 +411,50 @@ MUTANTS = [
         grades=("allocator_tests",),
     ),
     Mutant(
+        name="allocator_in_mib",
+        why="the right gap, in MiB instead of bytes",
+        cells=_rules(result="(segment - block) / MiB"),
+        grades=("allocator_tests",),
+    ),
+    Mutant(
         name="allocator_replays_the_model",
         why="replays the request through CachingAllocator, which the grade cell disables",
-        cells=_fresh_malloc(
-            "    model = CachingAllocator()\n    block = model.malloc('x', nbytes)\n"
-            "    return block, model.reserved_bytes\n"
+        cells=_gap(
+            "    model = CachingAllocator()\n    model.malloc('x', nbytes)\n"
+            "    return model.reserved_bytes - model.allocated_bytes\n"
         ),
         grades=("allocator_tests",),
     ),
     Mutant(
         name="allocator_replays_simulate_allocator",
         why="replays a one-event profile through simulate_allocator",
-        cells=_fresh_malloc(
+        cells=_gap(
+            "    from course_lib.memory import simulate_allocator\n"
             "    ev = pd.DataFrame([(0.0, 'x', nbytes, 'alloc')],\n"
             "                      columns=['time', 'tensor', 'bytes', 'kind'])\n"
             "    row = simulate_allocator(ev).iloc[-1]\n"
-            "    return int(row['allocated']), int(row['reserved'])\n"
+            "    return row['reserved'] - row['allocated']\n"
         ),
         grades=("allocator_tests",),
     ),
-    # Exercise 4: activation bytes per layer per rank
+    # Exercise 4: activation bytes per layer per rank, one grade cell per policy
     Mutant(
         name="act_no_attention_term",
         why="34·sbh/t without recomputation: the 5as²b bytes of the attention matrices left out",
         cells=_layer_bytes(_RIGHT_FULL, _RIGHT_SELECTIVE, "34 * sbh / t"),
-        grades=("act_bytes_tests",),
+        grades=(_NONE_CELL,),
+    ),
+    Mutant(
+        name="act_attention_matrices_replicated",
+        why="the attention matrices not divided by t (only the 34·sbh part split)",
+        cells=_layer_bytes(_RIGHT_FULL, _RIGHT_SELECTIVE, "34 * sbh / t + 5 * a * s * s * b"),
+        grades=(_NONE_CELL,),
     ),
     Mutant(
         name="act_forgets_t",
-        why="no division by the tensor-parallel degree t",
+        why="no division by the tensor-parallel degree t, under every policy",
         cells=_layer_bytes("2 * sbh", "34 * sbh", "sbh * (34 + 5 * a * s / h)"),
-        grades=("act_bytes_tests",),
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
     ),
     Mutant(
         name="act_tensor_parallel_without_sequence_parallel",
@@ -383,13 +462,25 @@ MUTANTS = [
         cells=_layer_bytes(
             "2 * sbh", "sbh * (10 + 24 / t)", "sbh * (10 + 24 / t + 5 * a * s / (h * t))"
         ),
-        grades=("act_bytes_tests",),
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
+    ),
+    Mutant(
+        name="act_selective_keeps_attention",
+        why="selective recomputation read as no recomputation (the attention matrices kept)",
+        cells=_layer_bytes(_RIGHT_FULL, _RIGHT_NONE, _RIGHT_NONE),
+        grades=(_SELECTIVE_CELL,),
     ),
     Mutant(
         name="act_full_recompute_replicated",
         why="full recomputation as 2sbh: Table 2's row for a replicated input, not the s/t slice",
         cells=_layer_bytes("2 * sbh", _RIGHT_SELECTIVE, _RIGHT_NONE),
-        grades=("act_bytes_tests",),
+        grades=(_FULL_CELL,),
+    ),
+    Mutant(
+        name="act_full_as_selective",
+        why="full recomputation given selective's 34·sbh/t",
+        cells=_layer_bytes(_RIGHT_SELECTIVE, _RIGHT_SELECTIVE, _RIGHT_NONE),
+        grades=(_FULL_CELL,),
     ),
     Mutant(
         name="act_in_gib",
@@ -397,72 +488,67 @@ MUTANTS = [
         cells=_layer_bytes(
             _RIGHT_FULL + " / GiB", _RIGHT_SELECTIVE + " / GiB", f"{_RIGHT_NONE} / GiB"
         ),
-        grades=("act_bytes_tests",),
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
     ),
     Mutant(
         name="act_delegates_to_course_lib",
-        why="calls activation_bytes_per_layer, which the grade cell disables",
+        why="calls activation_bytes_per_layer, which the grade cells disable",
         cells={
             "act_bytes_answer": "def layer_activation_bytes(s, b, h, a, t, recompute):\n"
             "    return activation_bytes_per_layer(\n"
             "        s, b, h, a, tensor_parallel=t, sequence_parallel=True, recompute=recompute\n"
             "    )\n"
         },
-        grades=("act_bytes_tests",),
-    ),
-    # Exercise 5: how many sequences fit
-    Mutant(
-        name="fits_80e9_bytes",
-        why="the device as 80 × 10⁹ bytes instead of nvidia-smi's 81,559 MiB",
-        cells=_fits("(80e9 - (49.2 + 2 + 3) * GiB) // (5.28 * GiB)"),
-        grades=("fits_tests",),
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
     ),
     Mutant(
-        name="fits_ignores_memory_outside_the_allocator",
-        why="leaves out the CUDA context and NCCL buffers",
-        cells=_fits("(81559 * MiB - (49.2 + 2) * GiB) // (5.28 * GiB)"),
-        grades=("fits_tests",),
-    ),
-    Mutant(
-        name="fits_allocated_not_reserved",
-        why="plans with memory_allocated(): the 2 GiB reserved beyond it left out",
-        cells=_fits("(81559 * MiB - (49.2 + 3) * GiB) // (5.28 * GiB)"),
-        grades=("fits_tests",),
-    ),
-    Mutant(
-        name="fits_allocator_view",
-        why="compares the allocator's allocated bytes alone with the device",
-        cells=_fits("(81559 * MiB - 49.2 * GiB) // (5.28 * GiB)"),
-        grades=("fits_tests",),
-    ),
-    Mutant(
-        name="fits_transients_once",
-        why="adds the transients once, not per sequence",
-        cells=_fits("(81559 * MiB - (49.2 + 2 + 3 + 0.5) * GiB) // (4.78 * GiB)"),
-        grades=("fits_tests",),
-    ),
-    Mutant(
-        name="fits_rounds_up",
-        why="rounds the number of sequences up",
-        cells=_fits("-(-(81559 * MiB - (49.2 + 2 + 3) * GiB) // (5.28 * GiB))"),
-        grades=("fits_tests",),
+        name="act_reads_the_step_generator",
+        why="reads one layer's saved bytes off training_step_events and divides by t",
+        cells={"act_bytes_answer": _VIA_GENERATOR},
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
     ),
 ]
 
-# Right answers that must keep full marks on the grade cells they name (the round trip's
-# solutions cover the reference answers; these are other correct routes, including the one the
-# lesson used to reject: full recomputation under sequence parallelism as 2sbh/t).
+# Other right answers (the round trip's solutions cover the reference ones), and answers right on
+# some parts only: the parts they get right keep their marks.
 _LOOP_SWEEP = '''
 def peak_live(events):
-    """A plain loop over lifetimes() (allowed): levels after every event at each time."""
+    """A plain loop over lifetimes() (allowed): the level after every event at each time."""
     life = lifetimes(events)
-    best_t, best = None, -1.0
+    best = 0.0
     for t in sorted(set(life["alloc_time"])):
         live = (life["alloc_time"] <= t) & ~(life["free_time"] <= t)
-        level = float(life.loc[live, "bytes"].sum())
-        if level > best:
-            best_t, best = float(t), level
-    return best_t, best
+        best = max(best, float(life.loc[live, "bytes"].sum()))
+    return best
+'''
+
+_FREES_FIRST_EVERY_EVENT = '''
+def peak_live(events):
+    """Frees first at equal times, max after every event: equal to the level after each time."""
+    rank = (events["kind"] == "alloc").to_numpy().astype(int)
+    order = np.lexsort((rank, events["time"].to_numpy(dtype=float)))
+    sign = np.where(events["kind"].to_numpy() == "alloc", 1.0, -1.0)[order]
+    return np.cumsum(sign * events["bytes"].to_numpy(dtype=float)[order]).max()
+'''
+
+_AT_ALLOCATION_TIMES = '''
+def peak_live(events):
+    """The level at every allocation time, from the rows as they come (no sort)."""
+    allocs, frees = events[events.kind == "alloc"], events[events.kind == "free"]
+    best = 0.0
+    for t in allocs["time"]:
+        level = allocs.loc[allocs.time <= t, "bytes"].sum() - frees.loc[frees.time <= t, "bytes"].sum()
+        best = max(best, float(level))
+    return best
+'''
+
+_BINCOUNT = '''
+def peak_live(events):
+    """np.unique over the times and a weighted bincount per time, then the cumulative sum."""
+    sign = np.where(events["kind"].to_numpy() == "alloc", 1, -1)
+    times, inverse = np.unique(events["time"].to_numpy(dtype=float), return_inverse=True)
+    net = np.bincount(inverse, weights=sign * events["bytes"].to_numpy(dtype=float))
+    return np.float64(np.cumsum(net).max())
 '''
 
 RIGHT_ANSWERS = [
@@ -473,38 +559,85 @@ RIGHT_ANSWERS = [
         grades=("peak_live_tests",),
     ),
     Mutant(
-        name="attribution_as_frozenset_and_numpy_float",
-        why="a frozenset of names and a numpy float of bytes",
-        cells=_attribution(
-            f"frozenset({_RIGHT_WORKSPACES})",
-            '_live.loc[_live["category"] == "activation", "bytes"].sum()',
+        name="peak_frees_first_max_after_every_event",
+        why="frees sorted first, max over every intermediate total, a numpy float",
+        cells=_peak_live(_FREES_FIRST_EVERY_EVENT),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
+        name="peak_levels_at_allocation_times",
+        why="the level at each allocation time, rows unsorted (the peak is at an allocation)",
+        cells=_peak_live(_AT_ALLOCATION_TIMES),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
+        name="peak_unique_bincount",
+        why="np.unique + np.bincount per time, a numpy float",
+        cells=_peak_live(_BINCOUNT),
+        grades=("peak_live_tests",),
+    ),
+    Mutant(
+        name="workspaces_as_frozenset_from_lifetimes",
+        why="a frozenset, from lifetimes and the peak time with the half-open interval",
+        cells=_workspaces(
+            'frozenset(_life.loc[(_life["category"] == "workspace") & (_life["alloc_time"] <= '
+            '_ex_peak.time) & ~(_life["free_time"] <= _ex_peak.time), "tensor"])'
         ),
-        grades=("peak_workspaces_tests", "peak_activation_tests"),
+        grades=("peak_workspaces_tests",),
     ),
     Mutant(
         name="allocator_numpy_ints",
-        why="the right rules returning numpy integers",
-        cells=_rules(result="np.int64(block), np.int64(segment)"),
+        why="the right rules returning a numpy integer",
+        cells=_rules(result="np.int64(segment - block)"),
         grades=("allocator_tests",),
     ),
     Mutant(
-        name="act_full_recompute_sharded_numpy",
-        why="2sbh/t under sequence parallelism, computed with numpy and returned as numpy floats",
+        name="allocator_float_bytes_math_ceil",
+        why="the right rules with math.ceil on floats, returning a float number of bytes",
+        cells=_gap(
+            "    import math\n"
+            "    size = max(512.0, math.ceil(nbytes / 512) * 512.0)\n"
+            "    if size <= 2**20:\n        return 2.0**21 - size\n"
+            "    if size < 10 * 2**20:\n        return 20.0 * 2**20 - size\n"
+            "    segment = math.ceil(size / 2**21) * 2.0**21\n"
+            "    return segment - size if segment - size > 2**20 else 0.0\n"
+        ),
+        grades=("allocator_tests",),
+    ),
+    Mutant(
+        name="act_integer_arithmetic",
+        why="the formulas in integer arithmetic (floor division by t), returning ints",
+        cells=_layer_bytes(
+            "2 * s * b * h // t", "34 * s * b * h // t", "(34 * s * b * h + 5 * a * s * s * b) // t"
+        ),
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
+    ),
+    Mutant(
+        name="act_numpy_floats",
+        why="the right formulas as numpy floats",
         cells=_layer_bytes(
             "np.float64(2) * sbh / t",
             "np.float64(34) * sbh / t",
             "np.float64(sbh) / t * (34 + 5 * a * s / h)",
         ),
-        grades=("act_bytes_tests",),
+        grades=(_NONE_CELL, _SELECTIVE_CELL, _FULL_CELL),
     ),
     Mutant(
-        name="fits_in_gib_by_search",
-        why="counts up b in GiB until the next sequence no longer fits",
-        cells={
-            "fits_answer": "max_micro_batch = 0\n"
-            "while 49.2 + 2 + 3 + (max_micro_batch + 1) * (4.78 + 0.5) <= 81559 / 1024:\n"
-            "    max_micro_batch += 1\n"
-        },
-        grades=("fits_tests",),
+        name="act_right_but_full_replicated",
+        why="right on none and selective, 2sbh on full: none and selective keep their points",
+        cells=_layer_bytes("2 * sbh", _RIGHT_SELECTIVE, _RIGHT_NONE),
+        grades=(_NONE_CELL, _SELECTIVE_CELL),
+    ),
+    Mutant(
+        name="act_right_but_selective_wrong",
+        why="selective read as no recomputation: none and full keep their points",
+        cells=_layer_bytes(_RIGHT_FULL, _RIGHT_NONE, _RIGHT_NONE),
+        grades=(_NONE_CELL, _FULL_CELL),
+    ),
+    Mutant(
+        name="act_only_full_right",
+        why="right on full only (none and selective left raising): full keeps its point",
+        cells=_layer_bytes(_RIGHT_FULL, "1 / 0", "1 / 0"),
+        grades=(_FULL_CELL,),
     ),
 ]
