@@ -114,3 +114,133 @@ def test_default_title_names_schedule_and_idle_fraction():
         )
     finally:
         plt.close(ax.figure)
+
+
+# --- pipe02's figures: anatomy, two bubbles, stashes, latency ---------------------------------
+
+
+def test_fill_drain_critical_path_is_the_chain_that_spans_the_step():
+    """The 2(m + p - 1) path actions run back to back from 0 to the makespan (no action waits)."""
+    from course_lib.figures.pipeline import fill_drain_critical_path
+
+    for p, m in [(4, 8), (1, 3), (5, 1), (3, 2)]:
+        path = fill_drain_critical_path(p, m)
+        assert len(path) == 2 * (m + p - 1) and len(set(path)) == len(path)
+        timeline = simulate(gpipe(p, m), 1.0, 2.0)
+        rows = timeline.events.set_index(["kind", "stage", "microbatch"]).loc[path]
+        starts, ends = rows["start"].to_numpy(), rows["end"].to_numpy()
+        assert starts[0] == 0.0 and ends[-1] == pytest.approx(timeline.makespan)
+        assert starts[1:] == pytest.approx(ends[:-1])
+
+
+def test_fill_drain_anatomy_outlines_the_path_and_names_the_idle():
+    """Path boxes are redrawn on top (one per path action, black edges); the rest is faded; the
+    three idle triangles and the two spans are labelled with the step's numbers."""
+    from course_lib.figures.pipeline import fill_drain_anatomy
+
+    timeline = simulate(gpipe(4, 8), 1e-3, 2e-3)
+    ax = fill_drain_anatomy(timeline)
+    try:
+        path = [c for c in ax.collections if c.get_gid().startswith("path:")]
+        assert sum(len(c.get_paths()) for c in path) == 22
+        assert all(to_hex(c.get_edgecolor()[0]) == "#000000" for c in path)
+        faded = [c for c in ax.collections if c.get_gid() in ("rank0:F", "rank3:B")]
+        assert faded and all(c.get_alpha() == pytest.approx(0.35) for c in faded)
+        idle = sorted(t.get_text() for t in ax.texts if t.get_gid() == "idle-label")
+        assert idle == ["drain", "drain F · fill B", "fill"]
+        spans = [t.get_text() for t in ax.texts if t.get_gid() == "span-label"]
+        assert spans == [
+            "m + p − 1 = 11 forwards: 11 ms",
+            "m + p − 1 = 11 backwards: 22 ms",
+        ]
+        where = {t.get_text(): t.get_position() for t in ax.texts if t.get_gid() == "idle-label"}
+        assert where["fill"] == pytest.approx((1.5e-3, 3))  # rank 3 waits 3 ms for its input
+        assert where["drain"] == pytest.approx((30e-3, 3))  # rank 3 ends 6 ms before rank 0
+    finally:
+        plt.close(ax.figure)
+
+
+def test_fill_drain_anatomy_single_stage_and_wrong_schedules():
+    """One stage: no idle to name; a schedule with W actions is refused."""
+    from course_lib.figures.pipeline import fill_drain_anatomy
+
+    ax = fill_drain_anatomy(simulate(gpipe(1, 3), 1.0, 2.0))
+    try:
+        assert not [t for t in ax.texts if t.get_gid() == "idle-label"]
+    finally:
+        plt.close(ax.figure)
+    a = Action
+    split = Schedule(1, 1, 1, ((a("F", 0, 0), a("B", 0, 0), a("W", 0, 0)),))
+    with pytest.raises(ValueError, match="F/B actions only"):
+        fill_drain_anatomy(simulate(split, 1.0, 1.0, 0.5))
+
+
+def test_bubble_curves_draw_both_formulas_and_the_simulator():
+    """Solid (p - 1)/(m + p - 1), dashed (p - 1)/m; the circles are simulate()'s own values."""
+    from course_lib.figures.pipeline import bubble_curves
+
+    ax = bubble_curves(stage_counts=(4, 16), max_microbatches=64)
+    try:
+        lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+        m = lines["idle:p=4"].get_xdata()
+        assert m[0] == 1 and m[-1] == 64
+        assert lines["idle:p=4"].get_ydata() == pytest.approx(3 / (m + 3))
+        assert lines["overhead:p=16"].get_ydata() == pytest.approx(15 / m)
+        assert lines["overhead:p=16"].get_linestyle() == "--"
+        xs, ys = lines["simulated:p=4"].get_data()
+        assert list(xs) == [2, 8, 32, 2, 8, 32]
+        expected = [simulate(gpipe(4, k), 1e-3, 2e-3).idle_fraction for k in (2, 8, 32)]
+        expected += [simulate(gpipe(4, k), 1e-3, 2e-3).overhead for k in (2, 8, 32)]
+        assert list(ys) == pytest.approx(expected)
+        notes = [t.get_text() for t in ax.texts]
+        assert "p = 4, m = 8:\nidle 27.3%" in notes and "p = 4, m = 8:\noverhead 37.5%" in notes
+    finally:
+        plt.close(ax.figure)
+
+
+def test_stash_curves_are_in_flight_with_peaks_and_gib_axis():
+    """Each curve is Timeline.in_flight(stage); the legend gives step and peak; GiB on the right."""
+    from course_lib.figures.pipeline import stash_curves
+
+    runs = {
+        "GPipe": simulate(gpipe(4, 8), 1e-3, 2e-3),
+        "1F1B": simulate(one_f_one_b(4, 8), 1e-3, 2e-3),
+    }
+    ax = stash_curves(runs, stage=0, bytes_per_microbatch=2.125 * 2**30)
+    try:
+        lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+        for name, run in runs.items():
+            t, count = run.in_flight(0)
+            xs, ys = lines[f"stash:{name}"].get_data()
+            assert list(xs) == pytest.approx(list(t * 1e3)) and list(ys) == list(count)
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels == [
+            "GPipe: step 33 ms, peak 8 microbatches",
+            "1F1B: step 33 ms, peak 4 microbatches",
+        ]
+        (right,) = [c for c in ax.child_axes]
+        assert right.get_ylabel() == "GiB at 2.125 GiB each"
+        assert ax.get_xlabel() == "time (ms)"
+    finally:
+        plt.close(ax.figure)
+
+
+def test_latency_sweep_line_is_the_closed_form_and_markers_the_simulator():
+    """The line is (m + p - 1)(t_f + t_b) + 2(p - 1)δ; GPipe's circles lie on it, 1F1B's rise."""
+    from course_lib.figures.pipeline import latency_sweep
+
+    deltas = np.linspace(0.0, 1e-3, 5)
+    ax = latency_sweep(4, 8, 1e-3, 2e-3, deltas)
+    try:
+        lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+        xs, closed = lines["closed-form"].get_data()
+        assert list(xs) == pytest.approx(list(deltas * 1e3))
+        assert list(closed) == pytest.approx([33 + 6 * d * 1e3 for d in deltas])
+        _, gpipe_ms = lines["simulated:GPipe"].get_data()
+        assert list(gpipe_ms) == pytest.approx(list(closed))
+        _, one_f_ms = lines["simulated:1F1B"].get_data()
+        assert one_f_ms[0] == pytest.approx(33.0) and all(one_f_ms[1:] > closed[1:] + 1e-9)
+        assert ax.get_title(loc="left") == "Latency adds 2(p − 1) = 6 × δ to GPipe's step"
+        assert ax.get_xlabel() == "per-hop latency δ (ms)"
+    finally:
+        plt.close(ax.figure)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt  # noqa: F401  (used by the plotting functions below)
@@ -93,4 +94,221 @@ def schedule_grid(timeline: Timeline, ax: Axes | None = None, title: str | None 
             f"— idle {timeline.idle_fraction:.1%} of rank-time"
         )
     ax.set_title(title, loc="left")
+    return ax
+
+
+# --- pipe02: the fill-drain step, its two bubbles, its stashes, its latency -------------------
+
+PIPELINE_LINE_COLOURS = ("#0072B2", "#D55E00", "#CC79A7", "#009E73")
+"""Okabe-Ito colours, in turn, of the curves of several pipelines (by p, or by schedule)."""
+
+
+def fill_drain_critical_path(num_stages: int, num_microbatches: int) -> list[tuple[str, int, int]]:
+    """The critical path of a balanced fill-drain (GPipe) step as (kind, stage, microbatch) (pipe02).
+
+    Microbatch 0's forward down to the last stage, the last stage's m forwards and m backwards,
+    then the last microbatch's gradient back up: 2(m + p - 1) actions, none of which waits.
+    """
+    p, m = num_stages, num_microbatches
+    return (
+        [("F", s, 0) for s in range(p - 1)]
+        + [("F", p - 1, j) for j in range(m)]
+        + [("B", p - 1, j) for j in range(m)]
+        + [("B", s, m - 1) for s in range(p - 2, -1, -1)]
+    )
+
+
+def fill_drain_anatomy(
+    timeline: Timeline, ax: Axes | None = None, title: str | None = None
+) -> Axes:
+    """A fill-drain (GPipe) schedule grid with its critical path outlined and its idle named (pipe02).
+
+    The boxes off the critical path (:func:`fill_drain_critical_path`) are faded; the path's are
+    redrawn on top with a black edge (gids ``path:F`` and ``path:B``). The three idle triangles
+    are labelled where they are widest: "fill" on the last rank before its first forward, "drain
+    F · fill B" on rank 0 between its last forward and first backward, "drain" on the last rank
+    after its last backward. Two spans under the grid measure the path's forwards and backwards.
+    """
+    schedule = timeline.schedule
+    p, m = schedule.num_stages, schedule.num_microbatches
+    if schedule.num_ranks != p or schedule.has_weight_actions:
+        raise ValueError("fill_drain_anatomy draws one stage per rank and F/B actions only")
+    events = timeline.events.set_index(["kind", "stage", "microbatch"]).sort_index()
+    chain = fill_drain_critical_path(p, m)
+    try:
+        on_path = events.loc[chain].reset_index()
+    except KeyError as exc:
+        raise ValueError(f"the timeline lacks an action of the fill-drain path: {exc}") from None
+    if title is None:
+        title = f"The critical path (outlined): {len(chain)} actions back to back"
+    ax = schedule_grid(timeline, ax=ax, title=title)
+    for boxes in ax.collections:  # fade every action; the idle background stays as it is
+        if not boxes.get_gid().endswith("idle"):
+            boxes.set_alpha(0.35)
+    for (kind, stage), group in on_path.groupby(["kind", "stage"]):  # the path, on top
+        path = ax.broken_barh(
+            np.column_stack([group["start"], group["end"] - group["start"]]),
+            (stage - 0.4, 0.8),
+            zorder=2,
+            facecolors=SCHEDULE_COLOURS[kind],
+            edgecolors="black",
+            linewidths=1.5,
+        )
+        path.set_gid(f"path:{kind}")
+
+    def edge(kind: str, stage: int, column: str, pick: str) -> float:
+        """The earliest ("min") or latest ("max") start or end of a kind's actions on a stage."""
+        values = events.xs((kind, stage), level=("kind", "stage"))[column]
+        return float(values.min() if pick == "min" else values.max())
+
+    tag = dict(ha="center", va="center", fontweight="bold", bbox=dict(fc="white", ec="none"))
+    span = timeline.makespan
+    if p > 1:
+        last = p - 1
+        gaps = [
+            (0.0, edge("F", last, "start", "min"), last, "fill"),
+            (edge("F", 0, "end", "max"), edge("B", 0, "start", "min"), 0, "drain F · fill B"),
+            (edge("B", last, "end", "max"), span, last, "drain"),
+        ]
+        for x0, x1, rank, text in gaps:
+            if x1 > x0:
+                ax.text((x0 + x1) / 2, rank, text, gid="idle-label", **tag)
+
+    # Two spans under the last rank: the path's forwards, then its backwards.
+    scale, unit = time_unit(span if span > 0 else 1.0)
+    forwards_end = float(on_path.loc[on_path["kind"] == "F", "end"].max())
+    ax.set_ylim(p + 0.3, -0.5)
+    for x0, x1, what in [(0.0, forwards_end, "forwards"), (forwards_end, span, "backwards")]:
+        ax.annotate("", xy=(x0, p - 0.05), xytext=(x1, p - 0.05), arrowprops=dict(arrowstyle="<->"))
+        label = f"m + p − 1 = {m + p - 1} {what}: {(x1 - x0) * scale:.3g} {unit}"
+        ax.text((x0 + x1) / 2, p, label, ha="center", va="center", gid="span-label",
+                bbox=dict(fc="white", ec="none"))  # fmt: skip
+    return ax
+
+
+def bubble_curves(
+    stage_counts: tuple[int, ...] = (4, 16),
+    max_microbatches: int = 128,
+    forward_time: float = 1e-3,
+    backward_time: float = 2e-3,
+    mark: tuple[int, int] | None = (4, 8),
+    ax: Axes | None = None,
+) -> Axes:
+    """The two "bubbles" of balanced fill-drain against m, one colour per p (pipe02).
+
+    Solid: the elapsed idle fraction (p - 1)/(m + p - 1); dashed: the overhead relative to ideal
+    compute (p - 1)/m (gids ``idle:p=<p>`` and ``overhead:p=<p>``), the gap between them shaded.
+    White circles at m = 2, 8, 32, 128 are ``simulate(gpipe(p, m), ...)``'s idle_fraction and
+    overhead (gid ``simulated:p=<p>``). ``mark`` = (p, m) annotates both values of one pipeline.
+    """
+    from course_lib.pipeline import gpipe, simulate
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+    m_values = np.arange(1, max_microbatches + 1)
+    checked = [k for k in (2, 8, 32, 128) if k <= max_microbatches]
+    for p, colour in zip(stage_counts, PIPELINE_LINE_COLOURS, strict=False):
+        idle, over = (p - 1) / (m_values + p - 1), (p - 1) / m_values
+        ax.fill_between(m_values, idle, np.minimum(over, 1.0), color=colour, alpha=0.12, lw=0)
+        ax.plot(m_values, idle, color=colour, lw=2, gid=f"idle:p={p}", label=f"p = {p}: idle")
+        ax.plot(m_values, over, color=colour, lw=2, ls="--", gid=f"overhead:p={p}",
+                label=f"p = {p}: overhead")  # fmt: skip
+        runs = [simulate(gpipe(p, k), forward_time, backward_time) for k in checked]
+        ys = [r.idle_fraction for r in runs] + [r.overhead for r in runs]
+        ax.plot(checked + checked, ys, "o", color=colour, mfc="white", gid=f"simulated:p={p}")
+    ax.plot([], [], "o", color="grey", mfc="white", label="simulate()")
+    if mark is not None:
+        p, k = mark
+        idle, over = (p - 1) / (k + p - 1), (p - 1) / k
+        for value, what, xy_text in [(over, "overhead", (1.1, 0.4)), (idle, "idle", (1.1, 0.12))]:
+            ax.annotate(f"p = {p}, m = {k}:\n{what} {value:.1%}", (k, value), xy_text,
+                        arrowprops=dict(arrowstyle="->"), va="center")  # fmt: skip
+    ax.set(xscale="log", xlim=(1, max_microbatches), ylim=(0, 1), xlabel="num_microbatches m")
+    ticks = [t for t in (1, 2, 4, 8, 16, 32, 64, 128, 256) if t <= max_microbatches]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y:.0%}"))
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(
+        "Solid: elapsed idle fraction (p − 1)/(m + p − 1) · dashed: overhead vs ideal compute "
+        "(p − 1)/m",
+        loc="left",
+    )
+    return ax
+
+
+def stash_curves(
+    runs: Mapping[str, Timeline],
+    stage: int = 0,
+    bytes_per_microbatch: float | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Live activation stashes on one stage over time, one step curve per named run (pipe02).
+
+    Each curve (gid ``stash:<name>``) is ``Timeline.in_flight(stage)``; its legend entry gives the
+    run's makespan and peak. With ``bytes_per_microbatch`` a right axis reads the count in GiB.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.2), layout="constrained")
+    span = max(run.makespan for run in runs.values())
+    scale, unit = time_unit(span)
+    peak_all = 0
+    for (name, run), colour in zip(runs.items(), PIPELINE_LINE_COLOURS, strict=False):
+        t, count = run.in_flight(stage)
+        peak = int(count.max()) if len(count) else 0
+        peak_all = max(peak_all, peak)
+        label = f"{name}: step {run.makespan * scale:.3g} {unit}, peak {peak} microbatches"
+        ax.step(t * scale, count, where="post", color=colour, lw=2.2, label=label,
+                gid=f"stash:{name}")  # fmt: skip
+    ax.set(xlabel=f"time ({unit})", ylabel="stashed microbatches", xlim=(0, span * scale),
+           ylim=(0, peak_all * 1.4 + 1))  # fmt: skip
+    if bytes_per_microbatch:
+        gib = bytes_per_microbatch / 2**30
+        right = ax.secondary_yaxis("right", functions=(lambda n: n * gib, lambda g: g / gib))
+        right.set_ylabel(f"GiB at {gib:.4g} GiB each")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, loc="upper right")
+    ax.set_title(f"Activations stashed on stage {stage}", loc="left")
+    return ax
+
+
+def latency_sweep(
+    num_stages: int,
+    num_microbatches: int,
+    forward_time: float,
+    backward_time: float,
+    latencies: np.ndarray | list[float],
+    ax: Axes | None = None,
+) -> Axes:
+    """Step time against the per-hop latency δ: the fill-drain closed form and the simulator (pipe02).
+
+    The line (gid ``closed-form``) is (m + p - 1)(t_f + t_b) + 2(p - 1)δ; circles (gid
+    ``simulated:GPipe``) and squares (gid ``simulated:1F1B``) are ``simulate(...).makespan`` of
+    gpipe and one_f_one_b with that latency on every hop.
+    """
+    from course_lib.pipeline import fill_drain_makespan, gpipe, one_f_one_b, simulate
+
+    p, m = num_stages, num_microbatches
+    deltas = np.asarray(latencies, dtype=float)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+    closed = [fill_drain_makespan(p, m, forward_time, backward_time, d) for d in deltas]
+    scale, unit = time_unit(max(closed))
+    d_scale, d_unit = time_unit(float(deltas.max()) if len(deltas) else 0.0)
+    ax.plot(deltas * d_scale, np.array(closed) * scale, lw=2, gid="closed-form",
+            label="closed form (m + p − 1)(t_f + t_b) + 2(p − 1)δ")  # fmt: skip
+    for generator, name, marker, colour in [
+        (gpipe, "GPipe", "o", PIPELINE_LINE_COLOURS[0]),
+        (one_f_one_b, "1F1B", "s", PIPELINE_LINE_COLOURS[1]),
+    ]:
+        schedule = generator(p, m)
+        spans = [simulate(schedule, forward_time, backward_time, p2p_latency=d).makespan
+                 for d in deltas]  # fmt: skip
+        ax.plot(deltas * d_scale, np.array(spans) * scale, marker, color=colour, mfc="white",
+                gid=f"simulated:{name}", label=f"simulate({generator.__name__}({p}, {m}), …)")  # fmt: skip
+    ax.set(xlabel=f"per-hop latency δ ({d_unit})", ylabel=f"step time ({unit})")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False)
+    ax.set_title(f"Latency adds 2(p − 1) = {2 * (p - 1)} × δ to GPipe's step", loc="left")
     return ax
