@@ -173,7 +173,8 @@ plt.show()
 # the second bucket is ready) the comm stream is never idle, so 36 of the 37 all-reduces (101.1 of
 # 102.5 ms) lie on the critical path, although 73 % of the communication overlaps. With 10 % more
 # bandwidth each transfer takes $1/1.1$ of its time, the fixed latency excepted: the model saves
-# 9.0 ms. $X = 27.5$ ms would have predicted 2.5 ms. Do not ask "is communication hidden?"; ask "is it on the critical path?"
+# 9.0 ms. $X = 27.5$ ms would have predicted 2.5 ms. Do not ask "is communication hidden?"; ask
+# "is it on the critical path?"
 
 # %% [markdown]
 # ## 3. A bucket can start only when its last gradient is ready
@@ -272,9 +273,9 @@ plt.show()
 #
 # $$T_{\text{overlap}} = T_{\text{serial}} - O\left(\frac{1}{1+c} + \frac{1}{1+c'} - 1\right),$$
 #
-# where $T_{\text{serial}}$ is the step with every all-reduce after the backward pass. Overlap pays while the
-# two together progress faster than one at a time, $\frac{1}{1+c} + \frac{1}{1+c'} > 1$, which is
-# $c \cdot c' < 1$.
+# where $T_{\text{serial}}$ is the step with every all-reduce after the backward pass. Overlap
+# pays while the two together progress faster than one at a time,
+# $\frac{1}{1+c} + \frac{1}{1+c'} > 1$, which is $c \cdot c' < 1$.
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
