@@ -9,10 +9,11 @@ so an instant that clock B reads as ``t`` is read by clock A as ``t + θ``.
 Message causality bounds θ without any assumption about how long a message takes, only that it
 takes a positive time. dPRO (H. Hu, C. Jiang, Y. Zhong, Y. Peng, C. Wu, Y. Zhu, H. Lin, C. Guo,
 "dPRO: A Generic Performance Diagnosis and Optimization Toolkit for Expediting Distributed DNN
-Training", MLSys 2022, arXiv:2205.02473) aligns the traces of different machines with the same
-constraint, that a message is received after it is sent, but then solves for ONE time shift per
-machine (the smallest satisfying every constraint, a quadratic program); this module keeps the
-whole interval of admissible offsets:
+Training", MLSys 2022, arXiv:2205.02473) aligns BytePS traces with the same constraint, that a
+message is received after it is sent, but then solves for ONE time shift per machine (the shifts
+of least squared sum that satisfy every constraint, a quadratic program: ``optimize_time_shift``
+in dPRO's ``bps_helper/graph.py``); by default it aligns NCCL traces on a synchronization op
+instead. This module keeps the whole interval of admissible offsets:
 
 * a message A -> B sent at ``S_A`` (A's clock) and received at ``R_B`` (B's clock) arrives after
   it left: ``R_B > S_A - θ``, hence ``θ > S_A - R_B``;
@@ -295,12 +296,15 @@ def simulate_messages(
     span: float = 1.0,
     start: float = 0.0,
     seed: int = 0,
+    mean_extra_delay_ba: float | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Message pairs between clocks t_A = offset + (1 + drift_ppm·1e-6)·t_B, delays min_delay + Exp(mean_extra_delay) (cost02).
 
     Clock B is the reference (it reads true time). ``num_messages`` messages go each way, sent at
     true times drawn uniformly from [start, start + span] s and sorted; each one-way delay is
-    ``min_delay`` plus an exponential extra with mean ``mean_extra_delay`` (s). Returns
+    ``min_delay`` plus an exponential extra with mean ``mean_extra_delay`` (s), or, for the
+    B -> A messages, ``mean_extra_delay_ba`` if given (asymmetric paths: the midpoint of the
+    interval is then biased, the interval itself is not). Returns
     ``(a_to_b, b_to_a)``, (N, 2) arrays with rows (S_A, R_B) and (S_B, R_A): the input of
     :func:`offset_bounds`. The offset at true time t is offset + drift_ppm·1e-6·t. Same seed, same
     messages; with the same seed, a larger ``num_messages`` keeps every message of a smaller one.
@@ -314,6 +318,11 @@ def simulate_messages(
         ("drift_ppm", drift_ppm, False),
         ("min_delay", min_delay, True),
         ("mean_extra_delay", mean_extra_delay, False),
+        (
+            "mean_extra_delay_ba",
+            mean_extra_delay if mean_extra_delay_ba is None else mean_extra_delay_ba,
+            False,
+        ),
         ("span", span, False),
         ("start", start, False),
     ):
@@ -322,19 +331,21 @@ def simulate_messages(
             raise ValueError(f"{name} must be finite, got {value!r}")
         if positive and v <= 0:
             raise ValueError(f"{name} must be > 0 seconds (messages take time), got {value!r}")
-        if name in ("mean_extra_delay", "span") and v < 0:
+        if name in ("mean_extra_delay", "mean_extra_delay_ba", "span") and v < 0:
             raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
     # One independent stream per direction and quantity: message i is the same whatever
     # num_messages is, so a larger exchange contains every message of a smaller one.
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
     rate = 1.0 + float(drift_ppm) * 1e-6
     n = int(num_messages)
+    extra = (
+        float(mean_extra_delay),
+        float(mean_extra_delay if mean_extra_delay_ba is None else mean_extra_delay_ba),
+    )
     out = []
     for direction in (0, 1):
         send = float(start) + float(span) * streams[2 * direction].random(n)
-        delay = float(min_delay) + float(mean_extra_delay) * streams[2 * direction + 1].exponential(
-            1.0, n
-        )
+        delay = float(min_delay) + extra[direction] * streams[2 * direction + 1].exponential(1.0, n)
         order = np.argsort(send, kind="stable")
         send, delay = send[order], delay[order]
         if direction == 0:  # A -> B: (S_A, R_B)

@@ -7,15 +7,15 @@
 # **Time:** 31 min · **Level:** advanced
 #
 # You will be able to
-# - tell what a host timer around an asynchronous launch measures from what the device did, and
-#   compute each kernel's queue delay;
+# - tell what a host timer around an asynchronous launch measures, and compute each kernel's queue
+#   delay;
 # - join kernels to their launches by correlation id, never by time;
-# - bound the offset between two hosts' clocks from their messages, and decide whether an
-#   ordering across hosts is certain, impossible or undetermined;
+# - bound the offset between two hosts' clocks from their messages, and decide whether an order
+#   across hosts is certain, impossible or undetermined;
 # - correct for clock drift over a long run.
 #
-# **What you need:** cost01, pandas at the level of a boolean mask and a `merge`, and a picture
-# of a data-parallel step (forward, backward, all-reduce, optimizer).
+# **What you need:** cost01, pandas (a boolean mask, a `merge`), and a picture of a data-parallel
+# step (forward, backward, all-reduce, optimizer).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # %matplotlib inline
@@ -65,7 +65,7 @@ us, ms = 1e-6, 1e-3  # one microsecond and one millisecond in seconds
 
 profiles = load_dp_profile()  # {rank: DataFrame}: a SYNTHETIC 4-rank data-parallel profile
 messages = message_pairs(profiles)  # msg_id, src, dst, send_ts (src's clock), recv_ts (dst's)
-sync_1h = pd.read_csv(data_path("clock_sync_1h.csv"))  # Exercise 5: an hour of sync messages
+sync_1h = pd.read_csv(data_path("clock_sync_1h.csv"))  # Exercise 4: an hour of sync messages
 
 
 def pairs(src, dst):
@@ -89,27 +89,25 @@ def events_to_frame(events):
 # %% [markdown]
 # ## 1. A launch returns long before its kernel runs
 #
-# The traces in this lesson are **synthetic**: `course_lib.tracegen` simulates four data-parallel
-# ranks training an 8-layer model for three steps and writes one PyTorch profiler (Kineto) file
-# per rank. `load_dp_profile()` reads each into a DataFrame, one row per event, times in
-# **seconds**: `name`, `cat`, `ts`, `dur`, `pid`, `tid`, `correlation`. GPU events have `pid` =
-# device and `tid` = stream: 7 computes, 20 runs NCCL.
+# The traces here are **synthetic**: `course_lib.tracegen` simulates four data-parallel ranks for
+# three training steps and writes one PyTorch profiler (Kineto) file per rank, read here into
+# DataFrames with times in **seconds**. GPU events have `pid` = device and `tid` = stream: 7
+# computes, 20 runs NCCL.
 
 # %%
 rank0 = profiles[0]
 display(rank0.groupby("cat").size().rename("events").to_frame().T)
 
 # %% [markdown]
-# `cudaLaunchKernel` does not run a kernel: it appends it to a stream's queue and returns, and the
-# device runs the queue in order. A timer on the host around a call, or around a whole forward
-# pass, measures the **enqueue**, not the execution. The **queue delay**
+# `cudaLaunchKernel` does not run a kernel: it appends it to a stream's queue and returns. A host
+# timer around a call, or around a whole forward pass, measures the **enqueue**, not the execution.
+# The **queue delay**
 #
 # $$q = t^{\text{start}}_{\text{kernel}} - t^{\text{end}}_{\text{launch}}$$
 #
-# is how long a kernel waited between the return of the launch call that enqueued it and its
-# start on the device. A large $q$ means the CPU runs ahead and the device is the bottleneck; $q$
-# near zero on every kernel means the device waits for the CPU (launch-bound). `link_launches`
-# joins each GPU event to its launch (section 2 says how) and computes $q$.
+# is how long a kernel waited between the return of its launch call and its start. A large $q$
+# means the CPU runs ahead of a busy device; $q$ near zero everywhere, that the device waits for
+# the CPU. `link_launches` joins each GPU event to its launch (section 2) and computes $q$:
 
 # %%
 step1 = rank0[rank0["name"] == "ProfilerStep#1"].iloc[0]
@@ -128,8 +126,8 @@ print(
     f"of the last {in_forward['queue_delay'].iloc[-1] / ms:.1f} ms"
 )
 print(
-    f"{(sync['ts'] - fwd_start) / ms:.1f} ms after the forward began the CPU has launched the "
-    f"whole step and waits {sync['dur'] / ms:.1f} ms in cudaStreamSynchronize"
+    f"{(sync['ts'] - step1['ts']) / ms:.1f} ms into the step the CPU has launched all of it and "
+    f"waits {sync['dur'] / ms:.1f} ms in cudaStreamSynchronize"
 )
 launch_timeline(
     rank0,
@@ -140,27 +138,25 @@ launch_timeline(
 plt.show()
 
 # %% [markdown]
-# Each grey line joins a launch to the kernel it enqueued. The forward lasts 0.55 ms on the host;
-# its 16 kernels take 12.4 ms on the device. The lines fan out: the CPU launches a kernel every
-# 34 µs, a GEMM (1.3 ms on the device) or a GELU (0.24 ms), so each waits longer than the last.
-# The CPU then blocks in `cudaStreamSynchronize` (inside `loss.item()`) until the device catches
-# up; without that sync the host would call the step done after 5 ms, with 43 ms still queued.
+# Each grey line joins a launch to its kernel. The forward lasts 0.55 ms on the host; its 16
+# kernels take 12.4 ms on the device, since the CPU launches one every 34 µs and each runs for 0.24
+# to 1.3 ms. At 4.7 ms into the step the CPU has launched everything; it then blocks in
+# `cudaStreamSynchronize` (inside `loss.item()`) for the 43 ms still queued.
 #
-# **A negative queue delay is data, not an error.** In real traces a kernel can start before its
-# launch call returns (on an idle device), and device timestamps reach the host clock with an
-# error of their own. Keep the sign. Holistic Trace Analysis computes the same difference as
-# "launch delay" but clips it at zero (`cuda_kernel_launch_stats` in
-# `hta/analyzers/cuda_kernel_analysis.py`), which hides exactly these kernels.
+# **A negative queue delay is data, not an error.** On an idle device a kernel can start before its
+# launch call returns, and device timestamps reach the host clock with an error of their own: keep
+# the sign. Holistic Trace Analysis 0.5.0 reports $q$ as "launch delay" clipped at zero
+# (`cuda_kernel_launch_stats`), which hides exactly these kernels (releases up to 0.2.0 computed
+# kernel start − launch start + launch duration instead).
 
 # %% [markdown]
 # ## 2. Join launches to kernels by correlation id, never by time
 #
-# CUDA's profiling interface (CUPTI) gives every runtime call a **correlation id** "identical to
-# the correlation ID in the memcpy, memset, or kernel activity record that is associated with
-# this function" (CUPTI documentation, `CUpti_ActivityAPI::correlationId`); Kineto writes it into
-# both events' `args.correlation`. The join is an equality join on that id: GPU events
-# (`GPU_CATEGORIES`) against runtime and driver calls (`LAUNCH_CATEGORIES`). "The launch that
-# ended last before the kernel started" fails as soon as the CPU runs ahead:
+# CUPTI, CUDA's profiling interface, gives every runtime and driver call a **correlation id**
+# "identical to the correlation ID in the memcpy, memset, or kernel activity record that is
+# associated with this function" (CUPTI documentation, `CUpti_ActivityAPI::correlationId`); Kineto
+# writes it into both events' `args.correlation`. Join on it. A join by time, "the launch that
+# ended last before the kernel started", fails as soon as the CPU runs ahead:
 
 # %%
 step_links = links[
@@ -188,20 +184,18 @@ launch_match_plot(
 plt.show()
 
 # %% [markdown]
-# Blue: the true launches all fall within 1.4 ms while their kernels spread over 45 ms. Orange:
-# the time join gives 44 of the 47 GPU events the wrong launch, 43 of them the `cudaMemcpyAsync`
-# that copies the loss, only because it was the last launch before the CPU blocked. Every
-# "launch → kernel" pair in a report built this way names the wrong op. Correlation ids count
-# from 1 in every process: after concatenating ranks, join on (rank, correlation).
+# Blue: the true launches fall within 1.4 ms, their kernels spread over 45 ms. Orange: the time
+# join gives 44 of the 47 GPU events the wrong launch, 43 of them the `cudaMemcpyAsync` of the
+# loss, the last launch before the CPU blocked. Correlation ids are unique only within one process:
+# across ranks, join on (rank, correlation).
 
 # %% [markdown]
 # ## 3. Every host has its own clock: a message bounds the offset from both sides
 #
-# Within one process Kineto stamps CPU and GPU events on the host's clock, and processes on one
-# host read the same clock. Different hosts do not: their clocks disagree by an **offset**, often
-# milliseconds, far more than the microseconds you want to compare. The generator gives each rank
-# its own clock, as if each ran on its own host. Subtract a send time on one rank from the
-# matching receive time on another:
+# On one host, Kineto stamps CPU and GPU events on the host's clock, which all its processes
+# share. Different hosts' clocks disagree by an **offset**, often milliseconds, far more than the
+# microseconds you want to compare. The generator gives each rank its own clock, as if on its own
+# host:
 
 # %%
 latency = messages["recv_ts"] - messages["send_ts"]  # two different clocks!
@@ -210,24 +204,21 @@ print(f"{(latency < 0).sum()} of {len(messages)} messages 'arrive before they we
 # %% [markdown]
 # A message cannot arrive before it leaves. Write the offset of clock A relative to clock B as
 # $\theta$, so that $t_A = t_B + \theta$. A message A → B leaves at $S_A$ on A's clock, which B
-# reads as $S_A - \theta$, and arrives later, at $R_B$; a message B → A leaves at $S_B$ and arrives
-# at $R_A$:
+# reads as $S_A - \theta$, and arrives at $R_B$; a message B → A leaves at $S_B$ and arrives at
+# $R_A$:
 #
 # $$R_B > S_A - \theta \;\Rightarrow\; \theta > S_A - R_B, \qquad
 #   R_A > S_B + \theta \;\Rightarrow\; \theta < R_A - S_B .$$
 #
-# Every message A → B raises a floor, every message B → A lowers a ceiling:
+# Each message A → B raises a floor, each B → A lowers a ceiling:
 # $\max_i (S_A - R_B)_i < \theta < \min_j (R_A - S_B)_j$, assuming only that messages take a
-# positive time. dPRO aligns machines with the same constraint (Hu et al., MLSys 2022), then picks
-# one offset per machine with an optimizer; here you keep the whole interval. Its **width** is the
-# sum of the fastest one-way delay in each direction, so more messages can only narrow it. Its
-# **midpoint** is NTP's offset estimate (RFC 5905, §8), exact only if both one-way delays are
-# equal.
+# positive time (the constraint of dPRO's BytePS trace alignment; Hu et al., MLSys 2022). The
+# **width** is the fastest one-way delay A → B plus the fastest B → A, so more messages can only
+# narrow it. The **midpoint** is NTP's offset estimate (RFC 5905, §8), exact only if those two
+# delays are equal.
 #
-# The generator's message events (`cat` `"p2p"`) are its own invention: a real Kineto trace
-# records NCCL kernels, not the messages inside them. On a real job you create the pairs, for
-# example by exchanging clock readings between ranks (more sources in "Going further"). Rank 3
-# as A, rank 0 as B:
+# The `"p2p"` message events are the generator's own; real Kineto traces have none ("Going
+# further" says where real pairs come from). Rank 3 as A, rank 0 as B:
 
 # %%
 theta_30 = offset_bounds(pairs(3, 0), pairs(0, 3))  # A = rank 3, B = rank 0
@@ -241,9 +232,8 @@ offset_bounds_plot(
 plt.show()
 
 # %% [markdown]
-# Each ▲ is the floor set by one message 3 → 0, each ▼ the ceiling of one message 0 → 3; hollow
-# markers lie beyond the axis (messages that waited for their receiver to reach the all-reduce).
-# The tightest floor and ceiling leave an 11.4 µs band around the true −732.5 µs.
+# Each ▲ is the floor set by one message 3 → 0, each ▼ the ceiling of one message 0 → 3 (hollow:
+# beyond the axis). They leave an 11.4 µs band around the true −732.5 µs.
 
 # %% [markdown]
 # ## 4. An order across clocks is certain, impossible or undetermined
@@ -251,14 +241,10 @@ plt.show()
 # Event $a$ is stamped $t_a$ on A's clock, event $b$ is stamped $t_b$ on B's. With
 # $d = t_a - t_b$, the true time from $b$ to $a$ is
 # $d - \theta \in (d - \theta_{\max},\, d - \theta_{\min})$ (`interval_difference`), and "$a$
-# happened before $b$" means $\theta > d$. Over the interval it is
-#
-# - **certain** if $d \le \theta_{\min}$, true for every admissible offset;
-# - **impossible** if $d \ge \theta_{\max}$;
-# - **undetermined** otherwise (`order_certainty`).
-#
-# Comparing raw timestamps, $d < 0$, silently assumes $\theta = 0$. The all-reduce kernels of
-# rank 3 (A) and rank 0 (B):
+# happened before $b$" means $\theta > d$. Over the interval it is **certain** if
+# $d \le \theta_{\min}$, **impossible** if $d \ge \theta_{\max}$, **undetermined** otherwise
+# (`order_certainty`). Comparing raw timestamps, $d < 0$, silently assumes $\theta = 0$. The
+# all-reduce kernels of rank 3 (A) and rank 0 (B):
 
 # %%
 a, b = nccl_kernels(3), nccl_kernels(0)
@@ -276,12 +262,11 @@ for label, t_a, t_b in (
     )
 
 # %% [markdown]
-# The raw timestamps say rank 3 started the first all-reduce 192 µs *before* rank 0; in truth it
-# started 535 to 546 µs *after*: "impossible". A straggler analysis on raw timestamps blames the
-# wrong rank. The second row is certain. The third is undetermined, and rightly so: in this
-# generator a collective ends at the same true instant on every rank (in a real ring all-reduce
-# the ends differ by the last transfer steps), and no set of messages can order simultaneous
-# events. An honest report says "within 11 µs, we cannot tell".
+# Raw timestamps say rank 3 started the first all-reduce 191 µs *before* rank 0; it started 540 µs
+# *after* (the generator knows; the interval allows 535 to 546 µs). A straggler analysis on raw
+# timestamps blames the wrong rank. The third row is rightly undetermined: in this generator a
+# collective ends at the same true instant on every rank, and no messages can order simultaneous
+# events.
 
 # %% [markdown]
 # ## 5. Clocks drift: an offset holds only near the messages that measured it
@@ -291,10 +276,10 @@ for label, t_a, t_b in (
 # $$t_A = \theta_0 + (1 + \rho \cdot 10^{-6})\, t_B ,$$
 #
 # where $\theta_0$ is the offset (s) at $t_B = 0$ and $\rho$ the **drift** in parts per million:
-# A gains $\rho$ µs on B every second, so $\theta(t) = \theta_0 + \rho \cdot 10^{-6}\, t$; 10 ppm
-# is 36 ms an hour. Over the profile's 0.15 s that is a microsecond, inside the interval. Over a
-# long run one interval for all messages is empty. Take one interval per window (a burst of
-# messages) and fit the line through their midpoints (`fit_drift`). Ten minutes at 10 ppm:
+# $\theta(t) = \theta_0 + \rho \cdot 10^{-6}\, t$, so 10 ppm is 36 ms an hour. Over the profile's
+# 0.15 s that is about a microsecond; over a long run no single offset fits every message. Take one
+# interval per window (a burst of messages) and fit a line through their midpoints (`fit_drift`).
+# Ten minutes at 10 ppm:
 
 # %%
 windows = [
@@ -319,29 +304,25 @@ left.set_title("θ climbs 6 ms in ten minutes at 10 ppm", loc="left")
 plt.show()
 
 # %% [markdown]
-# Left: each window pins $\theta$ to about 9 µs, a dot at this scale, and the dots climb 6 ms;
-# an offset measured once (dashed) is 6 ms wrong at the end. Right: every interval holds the
-# fitted line, and $\hat\rho$ is within a few thousandths of a ppm of the true 10 ppm. To put an
-# event stamped $t_A$ on B's clock, invert the line:
-# $t_B = (t_A - \hat\theta_0)/(1 + \hat\rho \cdot 10^{-6})$, `fit.to_reference(t_A)`. Between
-# windows the line assumes a constant drift (temperature changes it, NTP slews clocks on purpose):
-# keep each window's interval as the error bar.
+# Left: each window pins $\theta$ to about 9 µs, a dot at this scale, while $\theta$ climbs 6 ms;
+# the offset measured once (dashed) ends 6 ms wrong. Right: every interval holds the fitted line.
+# To put an event stamped $t_A$ on B's clock, invert the line:
+# $t_B = (t_A - \hat\theta_0)/(1 + \hat\rho \cdot 10^{-6})$, `fit.to_reference(t_A)`.
 
 # %% [markdown]
 # ## Explore
 #
-# Two simulated hosts exchange messages for one second; A's clock starts 1440 µs ahead and may
-# drift. Left: each message's bound on $\theta$, the constant-offset interval (grey) and five
-# per-window intervals with their drift line (green). Right: seven pairs of events, $a$ on A and
-# $b$ on B, with true gaps from −40 to +30 µs; each bar is what the grey interval allows for
-# $t(a) - t(b)$, coloured by the verdict on "a before b".
+# Two simulated hosts exchange messages for one second; A's clock starts 1440 µs ahead. Left: the
+# bounds, the constant-offset interval (grey), and five window intervals with their drift line
+# (green). Right: seven pairs of events with true gaps from −40 to +30 µs; each bar is what the grey
+# interval allows for $t(a) - t(b)$, coloured by the verdict on "a before b".
 #
 # 1. Drag **messages each way** from 1 to 200: the band narrows fast, then stops near twice the
-#    delay floor. The −2 and +5 µs pairs stay undetermined.
-# 2. Lower the **delay floor** to 1 µs with 200 messages: every pair is decided. Raise the
-#    **jitter**: you need more messages for the same width.
-# 3. At 10 messages, set the **drift** to 20 ppm: the band stays narrow and two verdicts turn
-#    confidently false (red). A non-empty interval does not prove the clock model.
+#    delay floor.
+# 2. Lower the **delay floor** to 1 µs: every pair is decided.
+# 3. Back at 10 messages and a 5 µs floor, set the **drift** to 20 ppm: the band stays narrow and
+#    two verdicts turn confidently wrong (red). A non-empty interval does not prove the clock
+#    model. (With two messages per window the fitted drift is noisy; try 200.)
 
 # %%
 clock_alignment_explorer()
@@ -349,18 +330,16 @@ clock_alignment_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: visible checks
-# give quick feedback; hidden tests check more cases when graded. Times are floats in seconds
-# (`3 * us` is 3 µs). You may use `course_lib` except where an exercise says not to.
+# Answer in the cells marked `YOUR CODE HERE` and run the grade cell below each: visible checks
+# give quick feedback, hidden tests check more when graded. Times are floats in seconds.
 #
 # ### Exercise 1 — Implement the queue delay by correlation id (2 points)
 #
 # Write `queue_delays(df)`: for one process's trace `df` (as `load_trace` returns it), a numpy
-# array of floats with the queue delay $q$ (s) of every GPU event (a row whose `cat` is in
-# `GPU_CATEGORIES`), **in the order they appear in `df`**. Its launch is the row whose `cat` is in
-# `LAUNCH_CATEGORIES` with the same `correlation`; assume it is in `df`. Keep negative values.
-# While the grade cell runs your function, `trace.link_launches` is disabled: join the two sides
-# yourself (a pandas `merge` is fine).
+# array of floats, the queue delay $q$ (s) of every GPU event (`cat` in `GPU_CATEGORIES`), **in
+# `df`'s row order**. Its launch is the row with `cat` in `LAUNCH_CATEGORIES` and the same
+# `correlation`. Keep negative values. `trace.link_launches` is disabled while your function runs
+# (a pandas `merge` is fine).
 
 
 # %% nbgrader={"grade": false, "grade_id": "queue_delays_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -405,15 +384,17 @@ check_array("queue_delays(small trace).shape", np.array(_q_small.shape), [3])
 check_float("small trace: queue delay of allreduce_kernel (row 2)", _q_small[0], 5 * us,
             unit="s", known_wrong={-5 * us: "launch end − kernel start: the sign is reversed",
                                    10 * us: "kernel start − launch START: q counts from the "
-                                   "launch's end", 5.0: "microseconds: the answer is in seconds"})  # fmt: skip
+                                   "launch's end", 15 * us: "kernel start − launch start + launch "
+                                   "duration (HTA 0.2.0's launch delay)",
+                                   5.0: "microseconds: the answer is in seconds"})  # fmt: skip
 check_float(
     "small trace: queue delay of gemm_kernel (row 4)",
     _q_small[1],
     45 * us,
     unit="s",
     known_wrong={
-        35 * us: "the launch that ended last before the kernel started (correlation 2): a "
-        "nearest-in-time join, not the correlation id",
+        35 * us: "the launch that ended last before the kernel started: a nearest-in-time "
+        "join, not the correlation id",
         50 * us: "kernel start − launch START: the queue delay counts from the launch's end",
     },
 )
@@ -454,62 +435,14 @@ for _name, _df in _cases.items():
 passed("Exercise 1")
 
 # %% [markdown]
-# ### Exercise 2 — Device time of a forward pass (2 points)
+# ### Exercise 2 — Implement the offset bounds (3 points)
 #
-# On **rank 2**, in **`ProfilerStep#2`**, the `DistributedDataParallel.forward` annotation is
-# what the host measured. Set `forward_device_time` (a float, seconds) to the time the device
-# spent on that forward: from the start of the first to the end of the last GPU event **launched
-# inside the annotation** (its launch call lies within the annotation; find its GPU event by
-# correlation id, `link_launches` is allowed here).
-
-# %% nbgrader={"grade": false, "grade_id": "forward_device_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-### BEGIN SOLUTION
-_r2 = profiles[2]
-_step = _r2[_r2["name"] == "ProfilerStep#2"].iloc[0]
-_fwd = _r2[(_r2["name"] == "DistributedDataParallel.forward") & (_r2["ts"] >= _step["ts"])].iloc[0]
-_links = link_launches(_r2)
-_mine = _links[
-    (_links["launch_start"] >= _fwd["ts"]) & (_links["launch_end"] <= _fwd["ts"] + _fwd["dur"])
-]
-forward_device_time = float(_mine["kernel_end"].max() - _mine["kernel_start"].min())
-### END SOLUTION
-print(f"device {forward_device_time / ms:.3f} ms")
-
-# %% nbgrader={"grade": true, "grade_id": "forward_device_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 2: device time (s) of the GPU work launched inside rank 2's forward of ProfilerStep#2."""
-check_range("forward_device_time", forward_device_time, 0.0, 0.1, what="seconds, not ms")
-### BEGIN HIDDEN TESTS
-check_float(  # computed once with link_launches(profiles[2]) as in the exercise
-    "forward_device_time",
-    forward_device_time,
-    0.013031184,
-    rtol=0,
-    atol=1 * us,
-    unit="s",
-    known_wrong={
-        0.000544593: "the host's enqueue time, the annotation's own duration",
-        0.001445868: "the GPU events that started while the annotation was open: a join by "
-        "time, not by correlation id",
-        0.001482862: "the GPU events that overlap the annotation in time: a join by time",
-        0.013064929: "from the annotation's start to the last kernel's end: it includes the "
-        "first launch and its queue delay",
-        0.012785919: "rank 0's forward: the exercise asks for rank 2",
-        0.012658138: "the forward of ProfilerStep#1: the exercise asks for ProfilerStep#2",
-        0.012581059: "the forward of ProfilerStep#0 (the first in the trace), not ProfilerStep#2",
-    },
-)
-### END HIDDEN TESTS
-passed("Exercise 2")
-
-# %% [markdown]
-# ### Exercise 3 — Implement the offset bounds (2 points)
-#
-# Write `offset_interval(a_to_b, b_to_a)` returning the tuple `(lower, upper)` of two floats, the
-# bounds $\max(S_A - R_B) < \theta < \min(R_A - S_B)$ of section 3 with $t_A = t_B + \theta$.
-# `a_to_b` has rows `(S_A, R_B)`, `b_to_a` rows `(S_B, R_A)`; each is a list of pairs or an
-# (N, 2) array, and either can be empty, which leaves that side unbounded: `-np.inf` or `np.inf`.
-# Raise a `ValueError` if both are empty, or if `lower > upper` (mismatched pairs or swapped
-# columns). The grade cell disables `clocks.offset_bounds` while your function runs.
+# Write `offset_interval(a_to_b, b_to_a)` returning the tuple `(lower, upper)` of floats, the
+# bounds $\max(S_A - R_B) < \theta < \min(R_A - S_B)$ of section 3. `a_to_b` has rows
+# `(S_A, R_B)`, `b_to_a` rows `(S_B, R_A)`, as lists of pairs or (N, 2) arrays. The second grade
+# cell checks the edge cases: an empty side leaves its bound open (`-np.inf` or `np.inf`); raise a
+# `ValueError` if both are empty or if `lower > upper`. `clocks.offset_bounds` is disabled while
+# your function runs.
 
 
 # %% nbgrader={"grade": false, "grade_id": "offset_interval_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -529,8 +462,8 @@ def offset_interval(a_to_b, b_to_a):
 
 
 # %% nbgrader={"grade": true, "grade_id": "offset_interval_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 3: offset_interval(a_to_b, b_to_a) -> (lower, upper), without clocks.offset_bounds."""
-with forbid((clocks, "offset_bounds"), exercise="Exercise 3"):
+"""Exercise 2: offset_interval(a_to_b, b_to_a) -> (lower, upper) from messages both ways."""
+with forbid((clocks, "offset_bounds"), exercise="Exercise 2"):
     _small = offset_interval([[10.0, 9.5], [20.0, 19.6]], [[5.0, 5.7], [8.0, 8.9]])
 check_type("offset_interval(...)", _small, tuple)
 check_float(
@@ -565,10 +498,8 @@ _msg_cases = [simulate_messages(n, offset=off, drift_ppm=0.0, min_delay=dmin,
               )]  # fmt: skip
 _msg_cases.append((pairs(1, 0), pairs(0, 1)))  # the 4-rank profile, ranks 1 and 0
 _msg_cases.append((pairs(1, 0).tolist(), pairs(0, 1).tolist()))  # lists, not arrays
-with forbid((clocks, "offset_bounds"), exercise="Exercise 3 (hidden cases)"):
+with forbid((clocks, "offset_bounds"), exercise="Exercise 2 (hidden cases)"):
     _answers = [offset_interval(ab, ba) for ab, ba in _msg_cases]
-    _one_way_ab = offset_interval(pairs(3, 0), np.empty((0, 2)))
-    _one_way_ba = offset_interval([], pairs(0, 3))
 for _k, ((_ab, _ba), _got) in enumerate(zip(_msg_cases, _answers, strict=True)):
     _iv = offset_bounds(_ab, _ba)
     _ab, _ba = np.asarray(_ab), np.asarray(_ba)
@@ -579,14 +510,25 @@ for _k, ((_ab, _ba), _got) in enumerate(zip(_msg_cases, _answers, strict=True)):
     check_float(f"case {_k}: upper", _got[1], _iv.upper, rtol=0, atol=1e-8, unit="s",
                 known_wrong={float(np.max(_ba[:, 1] - _ba[:, 0])): "the loosest ceiling (max)",
                              -_iv.lower: "the offset of B relative to A"})  # fmt: skip
-check_float("A -> B only: lower", _one_way_ab[0], offset_bounds(pairs(3, 0), []).lower,
-            rtol=0, atol=1e-12)  # fmt: skip
-check_choice("A -> B only: upper", "inf" if _one_way_ab[1] == np.inf else repr(_one_way_ab[1]),
-             "inf", {"inf": "unbounded above"})  # fmt: skip
-check_choice("B -> A only: lower", "-inf" if _one_way_ba[0] == -np.inf else repr(_one_way_ba[0]),
-             "-inf", {"-inf": "unbounded below"})  # fmt: skip
-check_float("B -> A only: upper", _one_way_ba[1], offset_bounds([], pairs(0, 3)).upper,
-            rtol=0, atol=1e-12)  # fmt: skip
+### END HIDDEN TESTS
+passed("Exercise 2")
+
+# %% nbgrader={"grade": true, "grade_id": "offset_interval_edges_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 2, edge cases: an empty side leaves its bound open; no messages, or lower > upper, raise."""
+with forbid((clocks, "offset_bounds"), exercise="Exercise 2 (edge cases)"):
+    _one_way = offset_interval([[10.0, 9.5], [20.0, 19.6]], [])
+check_type("offset_interval(a_to_b, [])", _one_way, tuple)
+check_float("offset_interval(a_to_b, [])[0]", _one_way[0], 0.5, unit="s")
+check_choice("offset_interval(a_to_b, [])[1]", "inf" if _one_way[1] == np.inf else "finite",
+             "inf", {"inf": "right", "finite": "no message B -> A, so nothing bounds θ above"})  # fmt: skip
+### BEGIN HIDDEN TESTS
+with forbid((clocks, "offset_bounds"), exercise="Exercise 2 (hidden edge cases)"):
+    _ba_only = offset_interval(np.empty((0, 2)), pairs(0, 3))
+check_type("offset_interval(empty, b_to_a)", _ba_only, tuple)
+check_choice("offset_interval(empty, b_to_a)[0]", "-inf" if _ba_only[0] == -np.inf else "finite",
+             "-inf", {"-inf": "right", "finite": "no message A -> B, so nothing bounds θ below"})  # fmt: skip
+check_float("offset_interval(empty, b_to_a)[1]", _ba_only[1],
+            offset_bounds([], pairs(0, 3)).upper, rtol=0, atol=1e-12, unit="s")  # fmt: skip
 _raised = []
 for _ab, _ba in (
     ([], []),
@@ -594,7 +536,7 @@ for _ab, _ba in (
     ([[1.0, 0.2]], [[0.0, 0.5]]),
 ):
     try:
-        with forbid((clocks, "offset_bounds"), exercise="Exercise 3 (hidden cases)"):
+        with forbid((clocks, "offset_bounds"), exercise="Exercise 2 (hidden edge cases)"):
             offset_interval(_ab, _ba)
         _raised.append("returned")
     except ValueError:
@@ -606,94 +548,114 @@ check_choice("swapped columns (lower > upper)", _raised[1], "ValueError",
 check_choice("contradicting messages", _raised[2], "ValueError",
              {"ValueError": "raised", "returned": "returned an empty interval"})  # fmt: skip
 ### END HIDDEN TESTS
-passed("Exercise 3")
+passed("Exercise 2 (edge cases)")
 
 # %% [markdown]
-# ### Exercise 4 — Certain, impossible or undetermined? (2 points)
+# ### Exercise 3 — Certain, impossible or undetermined? (2 points)
 #
-# Take **rank 1 as A** and **rank 0 as B**, with their messages `pairs(1, 0)` and `pairs(0, 1)`
-# (setup cell). For each statement, is it `"certain"`, `"impossible"` or `"undetermined"`? Set
-# `verdicts` to a tuple of four strings, in this order:
-#
-# 1. Rank 1's first all-reduce kernel of `ProfilerStep#1` (`nccl_kernels(1).iloc[4]`) **starts**
-#    before rank 0's (`nccl_kernels(0).iloc[4]`).
-# 2. Rank 1's `ProfilerStep#2` annotation starts before rank 0's.
-# 3. The all-reduce kernel of statement 1 **ends** on rank 1 before it ends on rank 0.
-# 4. Rank 1's first `DataLoader` annotation (in `ProfilerStep#0`) starts before rank 0's.
+# Write `verdict(t_a, t_b, lower, upper)`: `t_a` is event $a$'s time on A's clock, `t_b` event
+# $b$'s on B's, and `lower` < $\theta$ < `upper` the offset interval. Return the str `"certain"`,
+# `"impossible"` or `"undetermined"` for "$a$ happened before $b$". The hidden tests include
+# $d = t_a - t_b$ equal to either bound, and events of ranks 1 (A) and 0 (B).
+# `clocks.order_certainty` and `clocks.interval_difference` are disabled while your function runs.
 
-# %% nbgrader={"grade": false, "grade_id": "verdicts_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-### BEGIN SOLUTION
+
+# %% nbgrader={"grade": false, "grade_id": "verdict_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def verdict(t_a, t_b, lower, upper):
+    """Is "a (t_a on A's clock) happened before b (t_b on B's)" certain, impossible or undetermined?"""
+    ### BEGIN SOLUTION
+    d = t_a - t_b  # a before b  <=>  t_a - θ < t_b  <=>  θ > d
+    if d <= lower:
+        return "certain"
+    if d >= upper:
+        return "impossible"
+    return "undetermined"
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "verdict_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 3: verdict(t_a, t_b, lower, upper) -> "certain", "impossible" or "undetermined"."""
+with forbid((clocks, "order_certainty"), (clocks, "interval_difference"), exercise="Exercise 3"):
+    _below, _at_lower = verdict(9.5, 10.0, 0.25, 0.75), verdict(10.25, 10.0, 0.25, 0.75)
+check_type("verdict(9.5, 10.0, 0.25, 0.75)", _below, str)
+check_choice("verdict(9.5, 10.0, 0.25, 0.75), d below the interval", _below, "certain",
+             {"certain": "right", "impossible": "'before' and 'after' swapped: a precedes b when "
+              "θ > d", "undetermined": "d reversed (t_b − t_a), or the offset applied the wrong "
+              "way (t_a + θ)"})  # fmt: skip
+check_choice("verdict(10.25, 10.0, 0.25, 0.75), d equal to the lower bound", _at_lower, "certain",
+             {"certain": "right", "impossible": "what raw timestamps say (θ = 0), 'before' and "
+              "'after' swapped, or the offset applied the wrong way (t_a + θ)",
+              "undetermined": "a strict comparison at the bound (the interval is open)"})  # fmt: skip
+### BEGIN HIDDEN TESTS
 _theta_10 = offset_bounds(pairs(1, 0), pairs(0, 1))
 _k1, _k0 = nccl_kernels(1).iloc[4], nccl_kernels(0).iloc[4]
 
 
-def _start(rank, name):
-    frame = profiles[rank]
-    return frame.loc[frame["name"] == name, "ts"].iloc[0]
+def _first(rank, name):
+    return profiles[rank].loc[profiles[rank]["name"] == name, "ts"].iloc[0]
 
 
-verdicts = tuple(
-    str(order_certainty(t_a, t_b, _theta_10))
-    for t_a, t_b in (
-        (_k1["ts"], _k0["ts"]),
-        (_start(1, "ProfilerStep#2"), _start(0, "ProfilerStep#2")),
-        (_k1["ts"] + _k1["dur"], _k0["ts"] + _k0["dur"]),
-        (_start(1, "DataLoader"), _start(0, "DataLoader")),
-    )
-)
-### END SOLUTION
-print(verdicts)
+_lo10, _hi10 = _theta_10.lower, _theta_10.upper
+_cases = {  # name: (t_a, t_b, lower, upper, verdict)
+    "d inside the interval": (10.5, 10.0, 0.25, 0.75, "undetermined"),
+    "d equal to the upper bound": (10.75, 10.0, 0.25, 0.75, "impossible"),
+    "d above the interval": (11.0, 10.0, 0.25, 0.75, "impossible"),
+    "negative interval, d inside it": (3.5, 4.0, -0.75, -0.25, "undetermined"),
+    "negative interval, d below it": (3.0, 4.0, -0.75, -0.25, "certain"),
+    "negative interval, d = 0": (4.0, 4.0, -0.75, -0.25, "impossible"),
+    "negative interval, d equal to its lower bound": (3.25, 4.0, -0.75, -0.25, "certain"),
+    "negative interval, d equal to its upper bound": (3.75, 4.0, -0.75, -0.25, "impossible"),
+    "timestamps near 5e6 s, d equal to the lower bound": (
+        5170000.0 + 2.0**-10, 5170000.0, 2.0**-10, 2.0**-9, "certain"),
+    "rank 1's first all-reduce of ProfilerStep#1 starts before rank 0's": (
+        _k1["ts"], _k0["ts"], _lo10, _hi10, "certain"),
+    "rank 1's ProfilerStep#2 starts before rank 0's": (
+        _first(1, "ProfilerStep#2"), _first(0, "ProfilerStep#2"), _lo10, _hi10, "impossible"),
+    "that all-reduce ends on rank 1 before it ends on rank 0": (
+        _k1["ts"] + _k1["dur"], _k0["ts"] + _k0["dur"], _lo10, _hi10, "undetermined"),
+    "rank 1's first DataLoader starts before rank 0's": (
+        _first(1, "DataLoader"), _first(0, "DataLoader"), _lo10, _hi10, "certain"),
+}  # fmt: skip
 
-# %% nbgrader={"grade": true, "grade_id": "verdicts_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 4: four verdicts ("certain", "impossible", "undetermined") for rank 1 (A) vs rank 0 (B)."""
-check_type("verdicts", verdicts, tuple)
-check_array("len(verdicts)", np.array([len(verdicts)]), [4])
-for _v in verdicts:
-    check_choice("each verdict", _v, _v if _v in ("certain", "impossible", "undetermined") else "",
-                 {"certain": "", "impossible": "", "undetermined": ""})  # fmt: skip
-### BEGIN HIDDEN TESTS
-_why = {
-    1: {
-        "impossible": "what the raw timestamps say (θ = 0); rank 1's clock is ~1.44 ms ahead",
-        "undetermined": "d = 1361 µs is below the lower bound 1436.9 µs: certain",
-    },
-    2: {
-        "certain": "what the raw timestamps say, or the interval with the roles of A and B "
-        "swapped; d = 1457 µs is above the upper bound 1447.7 µs",
-        "undetermined": "d = 1457 µs is above the upper bound 1447.7 µs",
-    },
-    3: {
-        "certain": "the interval allows either order: d = 1442.6 µs lies inside "
-        "(1436.9, 1447.7) µs",
-        "impossible": "what the raw timestamps or the midpoint offset say; the interval "
-        "(1436.9, 1447.7) µs holds d = 1442.6 µs, so either order is possible",
-    },
-    4: {
-        "impossible": "what the raw timestamps say (θ = 0); d = 1435.2 µs is below the lower "
-        "bound 1436.9 µs",
-        "undetermined": "d = 1435.2 µs is below the lower bound 1436.9 µs: certain",
-    },
-}
-for _i, (_got, _want) in enumerate(
-    zip(verdicts, ("certain", "impossible", "undetermined", "certain"), strict=True), start=1
-):
-    check_choice(f"verdicts[{_i - 1}] (statement {_i})", _got, _want, {_want: "right"} | _why[_i])
+
+def _mistaken(d, lo, hi):
+    """What each mistaken rule answers, given d = t_a − t_b and the interval (lo, hi)."""
+
+    def rule(certain, impossible):
+        return "certain" if certain else ("impossible" if impossible else "undetermined")
+
+    return {
+        "what raw timestamps say (θ = 0)": rule(d < 0, d >= 0),
+        "the midpoint taken as the exact offset": rule(d < (lo + hi) / 2, d >= (lo + hi) / 2),
+        "d reversed (t_b − t_a)": rule(-d <= lo, -d >= hi),
+        "the offset applied the wrong way (t_a + θ)": rule(d <= -hi, d >= -lo),
+        "'before' and 'after' swapped": rule(d >= hi, d <= lo),
+        "a strict comparison at the bounds (the interval is open)": rule(d < lo, d > hi),
+    }
+
+
+with forbid((clocks, "order_certainty"), (clocks, "interval_difference"),
+            exercise="Exercise 3 (hidden cases)"):  # fmt: skip
+    _got = {_name: verdict(*_case[:4]) for _name, _case in _cases.items()}
+for _name, (_t_a, _t_b, _lo, _hi, _want) in _cases.items():
+    _options = {"certain": "", "impossible": "", "undetermined": ""}
+    for _option in _options:
+        _why = [m for m, v in _mistaken(_t_a - _t_b, _lo, _hi).items() if v == _option]
+        _options[_option] = "; or ".join(_why) or "compare d = t_a − t_b with both bounds"
+    check_type(f"verdict: {_name}", _got[_name], str)
+    check_choice(f"verdict: {_name}", _got[_name], _want, _options)
 ### END HIDDEN TESTS
-passed("Exercise 4")
+passed("Exercise 3")
 
 # %% [markdown]
-# ### Exercise 5 — Drift-corrected alignment over an hour (2 points)
+# ### Exercise 4 — Drift-corrected alignment over an hour (2 points)
 #
 # `sync_1h` holds an hour of clock-sync messages between hosts A and B: every 300 s a burst of 20
 # messages each way (`window` 0–12; `"A->B"` rows are $(S_A, R_B)$, `"B->A"` rows $(S_B, R_A)$).
-# B's clock is the reference, and no single offset fits the hour.
-#
-# 1. Compute each window's offset interval and its midpoint.
-# 2. Fit $t_A = \theta_0 + (1 + \rho \cdot 10^{-6})\, t_B$ with `fit_drift` through the points
-#    (A's reading, B's reading) $= (t + \text{midpoint},\ t)$, with $t$ the window's time on B's
-#    clock (e.g. the mean send time of its B → A messages).
-# 3. Set `drift_ppm_fit` to $\hat\rho$ in ppm (a float, to 0.01 ppm) and `event_on_b` to the
-#    time on B's clock (a float, s, to the microsecond) of an event A stamps at $t_A = 3412.0$ s.
+# B's clock is the reference. Fit the drift line through the windows' midpoints as in section 5,
+# with $t$ = the mean send time of each window's B → A messages. Set `drift_ppm_fit` to
+# $\hat\rho$ (a float, ppm, to 0.01 ppm) and `event_on_b` to the time on B's clock (a float, s, to
+# the microsecond) of an event A stamps at $t_A = 3412.0$ s.
 
 # %% nbgrader={"grade": false, "grade_id": "drift_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
@@ -710,89 +672,95 @@ event_on_b = float(_fit.to_reference(3412.0))
 print(f"drift {drift_ppm_fit:.3f} ppm; the event is at t_B = {event_on_b:.6f} s")
 
 # %% nbgrader={"grade": true, "grade_id": "drift_ppm_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 5a: the drift of A's clock relative to B's, in ppm, fitted through window midpoints."""
+"""Exercise 4a: the drift of A's clock relative to B's, in ppm, fitted through window midpoints."""
 check_range("drift_ppm_fit", drift_ppm_fit, -100.0, 100.0, what="parts per million, not a ratio")
 ### BEGIN HIDDEN TESTS
-check_float(  # computed once with the solution's fit
+check_float(  # computed once with the solution's fit on course_lib/data/clock_sync_1h.csv
     "drift_ppm_fit",
     drift_ppm_fit,
-    -15.6788,
+    -15.67867,
     rtol=0,
     atol=0.01,
     unit="ppm",
     known_wrong={
-        15.6791: "the drift of B relative to A: fit_drift(local, reference) takes A's readings first",
-        0.0: "no drift at all — or the drift as a ratio (about −1.6e-5), not parts per million",
+        15.67891: "the drift of B relative to A: fit_drift(local, reference) takes A's readings "
+        "first",
+        0.0: "no drift at all — or the drift as a ratio, not parts per million",
     },
 )
 ### END HIDDEN TESTS
-passed("Exercise 5a")
+passed("Exercise 4a")
 
 # %% nbgrader={"grade": true, "grade_id": "event_on_b_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 5b: the time on B's clock (s) of the event A stamps at t_A = 3412.0 s, to 1 µs."""
+"""Exercise 4b: the time on B's clock (s) of the event A stamps at t_A = 3412.0 s, to 1 µs."""
 check_range("event_on_b", event_on_b, 3400.0, 3420.0, what="seconds on B's clock, near 3412 s")
 ### BEGIN HIDDEN TESTS
 check_float(  # compared as event_on_b − 3412 s, so that the digits that differ show
     "event_on_b − 3412.0 s",
     event_on_b - 3412.0,
-    0.0519604,
+    0.0519587,
     rtol=0,
     atol=1 * us,
     unit="s",
     known_wrong={
         0.0: "the raw timestamp: A's clock is not B's",
-        -0.0015366: "the first window's offset only: 53 ms of drift accumulate in an hour",
-        0.0502046: "the nearest window's offset (3300 s): 112 s of drift are 1.8 ms",
-        -0.0519596: "fit.to_local: that maps B's clock to A's, the other way round",
-        0.0519645: "a line through the windows' LOWER bounds: use the midpoints",
-        0.0519564: "a line through the windows' UPPER bounds: use the midpoints",
-        0.0519775: "a line through the A → B messages themselves: that ignores their delay",
+        -0.0015382: "one offset for the whole hour (the first window's, or the fit's intercept): "
+        "the clocks drift apart between windows",
+        0.0502048: "the nearest window's offset: the drift since that window still counts",
+        -0.0519579: "the mapping the wrong way round (to_local, or the fit's clocks swapped): "
+        "that takes B's clock to A's",
+        0.0519647: "a line through the windows' LOWER bounds: use the midpoints",
+        0.0519527: "a line through the windows' UPPER bounds: use the midpoints",
+        0.0519378: "an average over all messages' bounds: the two directions' delays differ, so "
+        "only each window's tightest floor and ceiling bound the offset",
+        0.0519822: "a line through the A → B messages themselves: that ignores their delay",
+        0.0518933: "a line through the B → A messages themselves: that ignores their delay",
+        0.0518851: "the midpoints of the loosest bounds: the LARGEST floor and SMALLEST ceiling "
+        "bind",
     },
 )
 ### END HIDDEN TESTS
-passed("Exercise 5b")
+passed("Exercise 4b")
 
 # %% [markdown]
 # ### Explained answer — Why `time.time()` under-reports GPU time (2 points, graded by hand)
 #
-# A colleague times the forward pass of a GPU model with
-# `t0 = time.time(); out = model(x); t1 = time.time()` and reports `t1 - t0` as "the forward
-# time". In four to six sentences: what does `t1 - t0` measure, why is it shorter than the GPU
-# time (use Exercise 2: that forward's annotation lasts 0.54 ms on the host), when could it also
-# be *longer* than the GPU time, and how would you measure the device time correctly?
+# A colleague reports `t1 - t0` from `t0 = time.time(); out = model(x); t1 = time.time()` as "the
+# forward time". In four to six sentences: what does it measure, why is it shorter than the GPU
+# time (section 1: 0.55 ms on the host, 12.4 ms on the device), when could it be *longer*, and how
+# would you measure the device time correctly?
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_host_timer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). Kernel launches are asynchronous:
 # `model(x)` returns as soon as the CPU has enqueued the forward's kernels, so `t1 - t0` measures
 # the host's enqueue time — Python, the framework's dispatch and the launch calls — not the
-# execution. On rank 2 the forward annotation lasts 0.54 ms while its kernels run for 13.0 ms on
-# the device: the host timer misses 96 % of the work, which runs later, under whatever the host
-# times next (typically the first call that synchronizes, such as `loss.item()`, which then
-# looks slow). It can also read *longer* than the GPU time when the forward is launch-bound (many
-# tiny kernels: the device idles while the CPU enqueues) or when the call blocks on a sync
+# execution. On rank 0 the forward annotation lasts 0.55 ms while its 16 kernels run for 12.4 ms
+# on the device: the host timer misses about 96 % of the work, which runs later, under whatever
+# the host times next (typically the first call that synchronizes, such as `loss.item()`, which
+# then looks slow). It can also read *longer* than the GPU time when the forward is launch-bound
+# (many tiny kernels: the device idles while the CPU enqueues) or when the call blocks on a sync
 # inside. To measure device time, bracket the region with CUDA events recorded on the stream
 # (`torch.cuda.Event(enable_timing=True)`, `start.record()`, `end.record()`,
 # `end.synchronize()`, `start.elapsed_time(end)`), or call `torch.cuda.synchronize()` before
 # both timer reads (which adds the queue already in flight and the launch latency), or read the
 # kernels from a profiler trace joined to their launches by correlation id.
 #
-# **Rubric (2 points).** 1 point: asynchronous launch — the timer measures enqueue, with the
-# numbers (0.54 ms vs 13.0 ms). 1 point: a correct way to measure device time (CUDA events or
-# synchronize before both reads, or a trace by correlation id), and either when the host time can
-# exceed the device time or where the missing time shows up instead.
+# **Rubric (2 points).** 1 point: asynchronous launch — the timer measures enqueue, with section
+# 1's numbers (0.55 ms on the host vs 12.4 ms on the device). 1 point: a correct way to measure
+# device time (CUDA events or synchronize before both reads, or a trace by correlation id), and
+# either when the host time can exceed the device time or where the missing time shows up
+# instead.
 
 # %% [markdown]
 # ## Takeaways
 #
-# - A host timer around an asynchronous launch measures the enqueue. The queue delay
-#   $q = t^{\text{start}}_{\text{kernel}} - t^{\text{end}}_{\text{launch}}$ tells you who waits
-#   for whom, and it can be negative.
-# - Join launches to kernels by correlation id; a join by time picks the wrong launch whenever the
-#   CPU runs ahead.
+# - A host timer around an asynchronous launch measures the enqueue; the queue delay, kernel start
+#   − launch end, says who waits for whom, and it can be negative.
+# - Join launches to kernels by correlation id, never by time.
 # - Messages bound a clock offset from both sides, $\max(S_A - R_B) < \theta < \min(R_A - S_B)$;
 #   an order across hosts is certain, impossible or undetermined. Over long runs, fit the drift.
-# - The trap: subtracting timestamps taken on different clocks, or pairing events because they
-#   are close in time. Correlate first, then subtract, and carry the uncertainty.
+# - The trap: subtracting timestamps taken on different clocks, or pairing events because they are
+#   close in time. Correlate first, then subtract, and carry the uncertainty.
 
 # %% [markdown]
 # ## Going further (optional, ungraded)
@@ -811,16 +779,17 @@ passed("Exercise 5b")
 # it. These pairs are loose (kernel boundaries, not message times) and carry the GPU-to-host
 # conversion error; a deliberate exchange of clock readings over the network gives tighter ones.
 #
-# **Ranks that never talk.** Offsets add along a chain, $\theta_{20} = \theta_{21} +
-# \theta_{10}$, and so do their bounds and widths. In the profile, rank 2 against rank 0 through
-# rank 1 gives a band twice as wide as one hop; align every rank against a common peer where you
-# can.
-#
 # **What dPRO does with the interval.** For BytePS traces dPRO solves for one time shift per
-# machine, the smallest that satisfies every send-before-receive constraint (a quadratic program,
-# `optimize_time_shift` in dPRO's `bps_helper/graph.py`); for NCCL traces it shifts each host so
-# that a synchronization operation ends at the same time everywhere. Both give a point, and a
-# point hides how much the messages leave undecided.
+# machine: of the shifts that satisfy every send-before-receive constraint, those of least
+# squared sum (a quadratic program, `optimize_time_shift` in dPRO's `bps_helper/graph.py`). For
+# NCCL traces its default (`SYNC_MODE = 0` in `collect.py`) shifts each host so that a
+# synchronization op ends at the same time everywhere. Both give a point, and a point hides how
+# much the messages leave undecided.
+#
+# **What HTA joins.** HTA 0.5.0's launch statistics join GPU events only to `cudaLaunchKernel`,
+# `cudaLaunchKernelExC`, `cudaMemcpyAsync` and `cudaMemsetAsync` (and one MTIA call). Kernels
+# started through the driver, such as the NCCL kernels launched by `cuLaunchKernelEx` (12 per
+# rank in this profile), are missing from them; `LAUNCH_CATEGORIES` includes driver calls.
 #
 # **A real trace.** `load_trace(data_path("real_cpu_mlp.json.gz"))` is a real PyTorch 2.13 CPU
 # profile of a small MLP (`course_lib/data/README.md`): host events only, so no launches, kernels

@@ -125,6 +125,17 @@ def test_drift_gives_confident_wrong_verdicts_then_an_empty_interval(explorer):
     assert explorer.last_metrics["fitted_drift_ppm"] == pytest.approx(30.0, abs=3.0)
 
 
+def test_the_drift_row_says_how_many_messages_each_window_has(explorer):
+    """The table's fitted drift comes with the messages per window behind it: with 10 messages
+    in five windows it is far off (2 each way per window), with 200 it is close."""
+    _set(explorer, num_messages=10, min_delay_us=5.0, jitter_us=20.0, drift_ppm=0.0)
+    assert "about 2 messages each way per window" in explorer.metrics.value
+    assert abs(explorer.last_metrics["fitted_drift_ppm"]) > 5.0
+    _set(explorer, num_messages=200)
+    assert "about 40 messages each way per window" in explorer.metrics.value
+    assert abs(explorer.last_metrics["fitted_drift_ppm"]) < 1.0
+
+
 def test_more_messages_never_widen_the_interval(explorer):
     """The interval is an intersection: more messages (same seed stream) can only shrink it."""
     widths = []

@@ -61,6 +61,25 @@ def test_every_event_in_the_window_is_drawn_on_its_lane(rank0):
         np.testing.assert_allclose(np.array(got), np.array(want), rtol=0, atol=1e-9)
 
 
+def test_every_annotation_in_the_window_is_named():
+    """Each annotation bar (not the ProfilerStep background) carries its name, inside the bar or
+    below it, also one cut by the window's left edge and narrow ones next to a long name: the
+    lesson's window holds the end of DataLoader, the forward and the optimizer step."""
+    from course_lib.tracegen import load_dp_profile
+
+    df = load_dp_profile()[0]
+    step = df[df["name"] == "ProfilerStep#1"].iloc[0]
+    fwd = df[(df["name"] == "DistributedDataParallel.forward") & (df["ts"] >= step["ts"])].iloc[0]
+    t0, t1 = fwd["ts"] - 0.3e-3, fwd["ts"] + 13.5e-3
+    ax = launch_timeline(df, t0, t1)
+    end = df["ts"] + df["dur"]
+    inside = df[(df["cat"] == "user_annotation") & (end > t0) & (df["ts"] < t1)]
+    names = {n for n in inside["name"] if not n.startswith("ProfilerStep")}
+    assert {"DataLoader", "DistributedDataParallel.forward", "Optimizer.step#AdamW.step"} <= names
+    texts = {t.get_text() for t in ax.texts}
+    assert names <= texts, names - texts
+
+
 def _bars_of(coll) -> list[tuple[float, float]]:
     """(left, right) of every bar of a broken_barh collection, in data units."""
     return [

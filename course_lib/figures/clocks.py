@@ -105,12 +105,13 @@ def launch_timeline(
             _bars(ax, spans(mask), 3 + k, height, TRACE_COLOURS[kind], f"trace:{kind}:{s}")
         _bars(ax, spans(comm), 3 + k, height, TRACE_COLOURS["comm"], f"trace:comm:{s}")
 
-    # Names inside host bars where they fit; annotations that do not fit are named below their bar.
+    # Names inside host bars where they fit. An annotation that does not (even one cut by the
+    # window's left edge) is named below its bar, on the first of two text lines left free.
     px_per_ms = axes_px(ax) / ((end - start) * scale)
-    taken = -np.inf  # right end (ms) of the last name written below the annotation lane
+    taken = [-np.inf, -np.inf]  # right end (ms) of the last name on each line below the lane
     host_lanes = ((annot, 0), (inside & (cat == "cpu_op"), 1), (launch, 2))
     for mask, row in host_lanes:
-        for i in np.flatnonzero(mask):
+        for i in sorted(np.flatnonzero(mask), key=lambda k: ts[k]):
             lo, hi = max(ts[i], start), min(te[i], end)
             width_px = text_px(name[i], 8.0, False, ax.figure.dpi) + 6
             colour = "white" if row == 2 else "#1F2A36"
@@ -119,13 +120,19 @@ def launch_timeline(
                     ((lo + hi) / 2 - start) * scale, row, name[i], ha="center", va="center",
                     fontsize=8.0, color=colour, zorder=4, clip_on=True,
                 )  # fmt: skip
-            elif row == 0 and ts[i] >= start and (lo - start) * scale >= taken:
+                continue
+            line = next((k for k in (0, 1) if (lo - start) * scale >= taken[k]), None)
+            if row == 0 and line is not None:
                 ax.annotate(
-                    name[i], xy=((lo - start) * scale, row + height / 2), xytext=(1, -1),
-                    textcoords="offset points", ha="left", va="top", fontsize=7.5,
-                    color="#1F2A36", zorder=4, annotation_clip=True,
+                    name[i], xy=((lo - start) * scale, row + height / 2),
+                    xytext=(1, -1 - 8.5 * line), textcoords="offset points", ha="left",
+                    va="top", fontsize=7.5, color="#1F2A36", zorder=4, annotation_clip=True,
                 )  # fmt: skip
-                taken = (lo - start) * scale + width_px / px_per_ms
+                taken[line] = (
+                    (lo - start) * scale
+                    + text_px(name[i], 7.5, False, ax.figure.dpi) / px_per_ms
+                    + 4 / px_per_ms
+                )
 
     links = link_launches(df)
     links = links[

@@ -3,7 +3,9 @@
 Every mistake listed per exercise in the lesson's review (clamping negatives to 0, the wrong clock,
 µs vs s, the neighbouring quantity, the naive join the lesson warns about, delegating to
 course_lib) is one mutant here. ``RIGHT_ANSWERS`` lists right answers written differently from the
-reference solution; they must keep full marks.
+reference solution; they must keep full marks. A few right answers are right for one part only
+(right bounds without the error checks, the right drift with a wrong event): they must keep that
+part's marks, which shows that one part's mistake never zeroes another.
 """
 
 from __future__ import annotations
@@ -80,32 +82,7 @@ def queue_delays(df):
         df.index[df["cat"].isin(GPU_CATEGORIES)], "queue_delay"].to_numpy()
 '''
 
-# --- Exercise 2: device time of a forward pass --------------------------------------------------
-
-
-def _forward(rank: int = 2, step: int = 2, result: str = "") -> str:
-    return f"""
-_r2 = profiles[{rank}]
-_step = _r2[_r2["name"] == "ProfilerStep#{step}"].iloc[0]
-_fwd = _r2[(_r2["name"] == "DistributedDataParallel.forward") & (_r2["ts"] >= _step["ts"])].iloc[0]
-_links = link_launches(_r2)
-_mine = _links[(_links["launch_start"] >= _fwd["ts"])
-               & (_links["launch_end"] <= _fwd["ts"] + _fwd["dur"])]
-_gpu = _r2[_r2["cat"].isin(GPU_CATEGORIES)]
-forward_device_time = {result or 'float(_mine["kernel_end"].max() - _mine["kernel_start"].min())'}
-"""
-
-
-_STARTED_INSIDE = (
-    '_gpu[(_gpu["ts"] >= _fwd["ts"]) & (_gpu["ts"] < _fwd["ts"] + _fwd["dur"])]'
-    '.pipe(lambda k: float((k["ts"] + k["dur"]).max() - k["ts"].min()))'
-)
-_OVERLAPPING = (
-    '_gpu[(_gpu["ts"] < _fwd["ts"] + _fwd["dur"]) & (_gpu["ts"] + _gpu["dur"] > _fwd["ts"])]'
-    '.pipe(lambda k: float((k["ts"] + k["dur"]).max() - k["ts"].min()))'
-)
-
-# --- Exercise 3: offset bounds ------------------------------------------------------------------
+# --- Exercise 2: offset bounds ------------------------------------------------------------------
 
 _BOUNDS = '''
 def offset_interval(a_to_b, b_to_a):
@@ -172,6 +149,24 @@ def offset_interval(a_to_b, b_to_a):
     return lower, upper
 '''
 
+_NO_CONTRADICTION_CHECK = _bounds(
+    "Right bounds and the no-message error, but no check of lower > upper.", "lower, upper"
+).replace('    if lower > upper:\n        raise ValueError("inconsistent messages")\n', "")
+
+_ONE_WAY_ZERO = '''
+def offset_interval(a_to_b, b_to_a):
+    """An empty side gives 0.0 instead of an open bound."""
+    ab = np.asarray(a_to_b, dtype=float).reshape(-1, 2)
+    ba = np.asarray(b_to_a, dtype=float).reshape(-1, 2)
+    if len(ab) == 0 and len(ba) == 0:
+        raise ValueError("no messages")
+    lower = float(np.max(ab[:, 0] - ab[:, 1])) if len(ab) else 0.0
+    upper = float(np.min(ba[:, 1] - ba[:, 0])) if len(ba) else 0.0
+    if lower > upper:
+        raise ValueError("inconsistent messages")
+    return lower, upper
+'''
+
 _BOUNDS_DELEGATES = '''
 def offset_interval(a_to_b, b_to_a):
     """Calls the library routine the grade cell disables."""
@@ -179,53 +174,71 @@ def offset_interval(a_to_b, b_to_a):
     return iv.lower, iv.upper
 '''
 
-# --- Exercise 4: verdicts -----------------------------------------------------------------------
+# --- Exercise 3: verdict(t_a, t_b, lower, upper) ------------------------------------------------
 
-_EVENTS = """
-_k1, _k0 = nccl_kernels(1).iloc[4], nccl_kernels(0).iloc[4]
-
-
-def _start(rank, name):
-    df = profiles[rank]
-    return df.loc[df["name"] == name, "ts"].iloc[0]
-
-
-_pairs_of_times = (
-    (_k1["ts"], _k0["ts"]),
-    (_start(1, "ProfilerStep#2"), _start(0, "ProfilerStep#2")),
-    (_k1["ts"] + _k1["dur"], _k0["ts"] + _k0["dur"]),
-    (_start(1, "DataLoader"), _start(0, "DataLoader")),
-)
+_RIGHT_RULE = """
+    if d <= lower:
+        return "certain"
+    if d >= upper:
+        return "impossible"
+    return "undetermined"
 """
 
 
-def _verdicts(body: str) -> str:
-    return _EVENTS + body
+def _verdict(doc: str, body: str, d: str = "t_a - t_b") -> str:
+    return f'\ndef verdict(t_a, t_b, lower, upper):\n    """{doc}"""\n    d = {d}\n' + body
 
 
-_RAW_TIMESTAMPS = _verdicts(
-    'verdicts = tuple("certain" if t_a < t_b else "impossible" for t_a, t_b in _pairs_of_times)\n'
+_V_RAW = _verdict(
+    "Compares the raw timestamps, as if both clocks agreed (θ = 0).",
+    '    return "certain" if t_a < t_b else "impossible"\n',
 )
-_MIDPOINT = _verdicts(
-    "_mid = offset_bounds(pairs(1, 0), pairs(0, 1)).midpoint\n"
-    'verdicts = tuple("certain" if t_a - _mid < t_b else "impossible"\n'
-    "                 for t_a, t_b in _pairs_of_times)\n"
+_V_MIDPOINT = _verdict(
+    "Takes the interval's midpoint as the exact offset: never undetermined.",
+    '    return "certain" if d < (lower + upper) / 2 else "impossible"\n',
 )
-_SWAPPED_ROLES = _verdicts(
-    "_theta = offset_bounds(pairs(0, 1), pairs(1, 0))  # rank 0 taken as A by mistake\n"
-    "verdicts = tuple(str(order_certainty(t_a, t_b, _theta)) for t_a, t_b in _pairs_of_times)\n"
+_V_REVERSED = _verdict("Classifies d = t_b − t_a instead of t_a − t_b.", _RIGHT_RULE, "t_b - t_a")
+_V_WRONG_WAY = _verdict(
+    "Applies the offset the wrong way: a before b iff t_a + θ < t_b.",
+    '    if d <= -upper:\n        return "certain"\n'
+    '    if d >= -lower:\n        return "impossible"\n'
+    '    return "undetermined"\n',
 )
-_REVERSED_DIFFERENCE = _verdicts(
-    "_theta = offset_bounds(pairs(1, 0), pairs(0, 1))\n"
-    "# d = t_b - t_a instead of t_a - t_b\n"
-    "verdicts = tuple(str(order_certainty(t_b, t_a, _theta)) for t_a, t_b in _pairs_of_times)\n"
+_V_SWAPPED_LABELS = _verdict(
+    "Reads 'before' as 'after': certain when d is above the interval.",
+    '    if d >= upper:\n        return "certain"\n'
+    '    if d <= lower:\n        return "impossible"\n'
+    '    return "undetermined"\n',
 )
-_WORKED_EXAMPLE_INTERVAL = _verdicts(
-    "_theta = offset_bounds(pairs(3, 0), pairs(0, 3))  # section 3's interval, ranks 3 and 0\n"
-    "verdicts = tuple(str(order_certainty(t_a, t_b, _theta)) for t_a, t_b in _pairs_of_times)\n"
+_V_STRICT = _verdict(
+    "Strict comparisons at both bounds: d equal to a bound is called undetermined.",
+    '    if d < lower:\n        return "certain"\n'
+    '    if d > upper:\n        return "impossible"\n'
+    '    return "undetermined"\n',
+)
+_V_STRICT_UPPER = _verdict(
+    "Right at the lower bound, strict at the upper one.",
+    '    if d <= lower:\n        return "certain"\n'
+    '    if d > upper:\n        return "impossible"\n'
+    '    return "undetermined"\n',
+)
+_V_POSSIBLE_AS_CERTAIN = _verdict(
+    "Calls an order certain as soon as some admissible offset allows it.",
+    '    if d < upper:\n        return "certain"\n    return "impossible"\n',
+)
+_V_DELEGATES = _verdict(
+    "Calls clocks.order_certainty, which the grade cell disables.",
+    "    return str(order_certainty(t_a, t_b, clocks.OffsetInterval(lower, upper)))\n",
+)
+_V_DELEGATES_GAP = _verdict(
+    "Calls clocks.interval_difference, which the grade cell disables.",
+    "    gap = interval_difference(t_a, t_b, clocks.OffsetInterval(lower, upper))\n"
+    '    if gap.upper <= 0:\n        return "certain"\n'
+    '    if gap.lower >= 0:\n        return "impossible"\n'
+    '    return "undetermined"\n',
 )
 
-# --- Exercise 5: drift ---------------------------------------------------------------------------
+# --- Exercise 4: drift ---------------------------------------------------------------------------
 
 _WINDOWS = """
 _t_b, _lo, _hi = [], [], []
@@ -288,251 +301,145 @@ drift_ppm_fit = _fit.drift_ppm
 event_on_b = float(_fit.to_reference(3412.0))
 """
 
+_POOLED = """
+_ab = sync_1h[sync_1h["direction"] == "A->B"]
+_ba = sync_1h[sync_1h["direction"] == "B->A"]
+_t = np.concatenate([_ab["recv_ts"].to_numpy(), _ba["send_ts"].to_numpy()])  # B's clock
+_bound = np.concatenate([(_ab["send_ts"] - _ab["recv_ts"]).to_numpy(),
+                         (_ba["recv_ts"] - _ba["send_ts"]).to_numpy()])
+_fit = fit_drift(_t + _bound, _t)  # one line through every message's bound, both directions
+drift_ppm_fit = _fit.drift_ppm
+event_on_b = float(_fit.to_reference(3412.0))
+"""
+_WINDOW_MEAN = _drift(
+    "_mean = []\n"
+    "for _w, _g in sync_1h.groupby('window'):\n"
+    "    _a, _b = _g[_g['direction'] == 'A->B'], _g[_g['direction'] == 'B->A']\n"
+    "    _mean.append(0.5 * ((_a['send_ts'] - _a['recv_ts']).mean()\n"
+    "                        + (_b['recv_ts'] - _b['send_ts']).mean()))\n"
+    "_fit = fit_drift(_t_b + np.array(_mean), _t_b)  # the mean bound, not the tightest\n"
+    "drift_ppm_fit = _fit.drift_ppm\n"
+    "event_on_b = float(_fit.to_reference(3412.0))\n"
+)
+_LOOSEST_MIDPOINT = _drift(
+    "_loose = []\n"
+    "for _w, _g in sync_1h.groupby('window'):\n"
+    "    _a, _b = _g[_g['direction'] == 'A->B'], _g[_g['direction'] == 'B->A']\n"
+    "    _loose.append(0.5 * ((_a['send_ts'] - _a['recv_ts']).min()\n"
+    "                         + (_b['recv_ts'] - _b['send_ts']).max()))\n"
+    "_fit = fit_drift(_t_b + np.array(_loose), _t_b)\n"
+    "drift_ppm_fit = _fit.drift_ppm\n"
+    "event_on_b = float(_fit.to_reference(3412.0))\n"
+)
+_ONE_WAY_RAW_BA = """
+_ba = sync_1h[sync_1h["direction"] == "B->A"]
+_fit = fit_drift(_ba["recv_ts"].to_numpy(), _ba["send_ts"].to_numpy())  # ignores the delay
+drift_ppm_fit = _fit.drift_ppm
+event_on_b = float(_fit.to_reference(3412.0))
+"""
+_INTERCEPT_ONLY = _drift(
+    _RIGHT_FIT + "drift_ppm_fit = _fit.drift_ppm\n"
+    "event_on_b = 3412.0 - _fit.offset  # the offset at t_B = 0 for the whole hour\n"
+)
+
+
+def _m(name: str, why: str, cell: str, source: str, *grades: str) -> Mutant:
+    return Mutant(name=name, why=why, cells={cell: source}, grades=grades)
+
+
+_Q, _QT = "queue_delays_answer", "queue_delays_tests"
+_B, _BT, _BE = "offset_interval_answer", "offset_interval_tests", "offset_interval_edges_tests"
+_V, _VT = "verdict_answer", "verdict_tests"
+_D, _DP, _DE = "drift_answer", "drift_ppm_tests", "event_on_b_tests"
+
 MUTANTS = [
     # Exercise 1
-    Mutant(
-        name="queue_nearest_in_time",
-        why="joins each GPU event to the call that ended last before it, not by correlation id",
-        cells={"queue_delays_answer": _NEAREST_IN_TIME},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_from_launch_start",
-        why="measures from the launch's start instead of its end",
-        cells={"queue_delays_answer": _queue("ts - launch_start")},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_sign_reversed",
-        why="launch end minus kernel start",
-        cells={"queue_delays_answer": _queue("launch_end - ts")},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_clamped",
-        why="clamps negative queue delays to zero, as HTA's launch delay does",
-        cells={"queue_delays_answer": _queue("np.maximum(ts - launch_end, 0.0)")},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_in_microseconds",
-        why="returns microseconds (the file's unit) instead of seconds",
-        cells={"queue_delays_answer": _queue("(ts - launch_end) * 1e6")},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_sorted_by_start",
-        why="returns the delays in kernel-start order, not in df's row order",
-        cells={"queue_delays_answer": _SORTED_BY_START},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_kernels_only",
-        why="keeps cat == 'kernel' only, dropping memcpys and memsets",
-        cells={"queue_delays_answer": _KERNELS_ONLY},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_by_external_id",
-        why="joins on External id (the op) instead of the correlation id (the launch)",
-        cells={"queue_delays_answer": _BY_EXTERNAL_ID},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_delegates",
-        why="calls trace.link_launches, which the grade cell disables",
-        cells={"queue_delays_answer": _DELEGATES},
-        grades=("queue_delays_tests",),
-    ),
-    # Exercise 2
-    Mutant(
-        name="forward_host_time",
-        why="reports the annotation's duration, what the host measured",
-        cells={"forward_device_answer": _forward(result='float(_fwd["dur"])')},
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_started_inside",
-        why="takes the GPU events that started while the annotation was open (a join by time)",
-        cells={"forward_device_answer": _forward(result=_STARTED_INSIDE)},
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_overlapping",
-        why="takes the GPU events that overlap the annotation in time",
-        cells={"forward_device_answer": _forward(result=_OVERLAPPING)},
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_from_annotation_start",
-        why="measures from the annotation's start to the last kernel's end",
-        cells={
-            "forward_device_answer": _forward(
-                result='float(_mine["kernel_end"].max() - _fwd["ts"])'
-            )
-        },
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_wrong_rank",
-        why="reads rank 0 instead of rank 2",
-        cells={"forward_device_answer": _forward(rank=0)},
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_wrong_step",
-        why="reads the forward of ProfilerStep#1 instead of ProfilerStep#2",
-        cells={"forward_device_answer": _forward(step=1)},
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_first_in_trace",
-        why="takes the first forward annotation in the trace (ProfilerStep#0)",
-        cells={"forward_device_answer": _forward(step=0)},
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="forward_in_ms",
-        why="reports milliseconds instead of seconds",
-        cells={
-            "forward_device_answer": _forward(
-                result='float(_mine["kernel_end"].max() - _mine["kernel_start"].min()) * 1e3'
-            )
-        },
-        grades=("forward_device_tests",),
-    ),
+    _m("queue_nearest_in_time", "joins each GPU event to the call that ended last before it, "
+       "not by correlation id", _Q, _NEAREST_IN_TIME, _QT),
+    _m("queue_from_launch_start", "measures from the launch's start instead of its end", _Q,
+       _queue("ts - launch_start"), _QT),
+    _m("queue_sign_reversed", "launch end minus kernel start", _Q, _queue("launch_end - ts"), _QT),
+    _m("queue_clamped", "clamps negative queue delays to zero, as HTA 0.5.0's launch delay does",
+       _Q, _queue("np.maximum(ts - launch_end, 0.0)"), _QT),
+    _m("queue_in_microseconds", "returns microseconds (the file's unit) instead of seconds", _Q,
+       _queue("(ts - launch_end) * 1e6"), _QT),
+    _m("queue_hta_0_2", "HTA 0.2.0's launch delay: kernel start − launch start + launch duration",
+       _Q, _queue("ts - launch_start + (launch_end - launch_start)"), _QT),
+    _m("queue_sorted_by_start", "returns the delays in kernel-start order, not in df's row order",
+       _Q, _SORTED_BY_START, _QT),
+    _m("queue_kernels_only", "keeps cat == 'kernel' only, dropping memcpys and memsets", _Q,
+       _KERNELS_ONLY, _QT),
+    _m("queue_by_external_id", "joins on External id (the op) instead of the correlation id", _Q,
+       _BY_EXTERNAL_ID, _QT),
+    _m("queue_delegates", "calls trace.link_launches, which the grade cell disables", _Q,
+       _DELEGATES, _QT),
+    # Exercise 2: the bounds (offset_interval_tests) and the edge cases (..._edges_tests)
+    _m("bounds_loosest", "takes the loosest floor and ceiling instead of the tightest", _B,
+       _LOOSEST, _BT),
+    _m("bounds_sign_flipped", "uses receive minus send on both sides", _B, _SIGN_FLIPPED, _BT),
+    _m("bounds_offset_of_b", "returns the offset of B relative to A, (−upper, −lower)", _B,
+       _bounds("The offset of B relative to A.", "-upper, -lower"), _BT),
+    _m("bounds_swapped_order", "returns (upper, lower)", _B,
+       _bounds("Bounds in the wrong order.", "upper, lower"), _BT, _BE),
+    _m("bounds_never_raise", "returns an empty interval instead of raising on contradictory or "
+       "no messages", _B, _NO_CHECKS, _BE),
+    _m("bounds_no_contradiction_check", "raises for no messages but returns lower > upper", _B,
+       _NO_CONTRADICTION_CHECK, _BE),
+    _m("bounds_no_one_way", "does not handle an empty direction (that side is unbounded)", _B,
+       _NO_ONE_WAY, _BE),
+    _m("bounds_one_way_zero", "gives an empty direction the bound 0.0 instead of ±inf", _B,
+       _ONE_WAY_ZERO, _BE),
+    _m("bounds_delegates", "calls clocks.offset_bounds, which the grade cells disable", _B,
+       _BOUNDS_DELEGATES, _BT, _BE),
     # Exercise 3
-    Mutant(
-        name="bounds_loosest",
-        why="takes the loosest floor and ceiling instead of the tightest",
-        cells={"offset_interval_answer": _LOOSEST},
-        grades=("offset_interval_tests",),
-    ),
-    Mutant(
-        name="bounds_sign_flipped",
-        why="uses receive minus send on both sides",
-        cells={"offset_interval_answer": _SIGN_FLIPPED},
-        grades=("offset_interval_tests",),
-    ),
-    Mutant(
-        name="bounds_offset_of_b",
-        why="returns the offset of B relative to A, (−upper, −lower): the wrong clock as reference",
-        cells={
-            "offset_interval_answer": _bounds("The offset of B relative to A.", "-upper, -lower")
-        },
-        grades=("offset_interval_tests",),
-    ),
-    Mutant(
-        name="bounds_swapped_order",
-        why="returns (upper, lower)",
-        cells={"offset_interval_answer": _bounds("Bounds in the wrong order.", "upper, lower")},
-        grades=("offset_interval_tests",),
-    ),
-    Mutant(
-        name="bounds_never_raise",
-        why="returns an empty interval instead of raising on contradictory or no messages",
-        cells={"offset_interval_answer": _NO_CHECKS},
-        grades=("offset_interval_tests",),
-    ),
-    Mutant(
-        name="bounds_no_one_way",
-        why="does not handle an empty direction (that side is unbounded)",
-        cells={"offset_interval_answer": _NO_ONE_WAY},
-        grades=("offset_interval_tests",),
-    ),
-    Mutant(
-        name="bounds_delegates",
-        why="calls clocks.offset_bounds, which the grade cell disables",
-        cells={"offset_interval_answer": _BOUNDS_DELEGATES},
-        grades=("offset_interval_tests",),
-    ),
+    _m("verdict_raw_timestamps", "compares raw timestamps, as if both clocks agreed (θ = 0)", _V,
+       _V_RAW, _VT),
+    _m("verdict_midpoint", "trusts the midpoint offset as exact, so nothing is undetermined", _V,
+       _V_MIDPOINT, _VT),
+    _m("verdict_reversed_difference", "classifies d = t_b − t_a instead of t_a − t_b", _V,
+       _V_REVERSED, _VT),
+    _m("verdict_offset_wrong_way", "a before b iff t_a + θ < t_b (or the interval of B "
+       "relative to A)", _V, _V_WRONG_WAY, _VT),
+    _m("verdict_before_after_swapped", "certain when d is above the interval", _V,
+       _V_SWAPPED_LABELS, _VT),
+    _m("verdict_strict_bounds", "strict comparisons: d equal to a bound is undetermined", _V,
+       _V_STRICT, _VT),
+    _m("verdict_strict_upper", "d equal to the upper bound is undetermined", _V, _V_STRICT_UPPER,
+       _VT),
+    _m("verdict_possible_as_certain", "certain whenever some admissible offset allows it", _V,
+       _V_POSSIBLE_AS_CERTAIN, _VT),
+    _m("verdict_delegates", "calls clocks.order_certainty, which the grade cell disables", _V,
+       _V_DELEGATES, _VT),
+    _m("verdict_delegates_interval_difference", "calls clocks.interval_difference, which the "
+       "grade cell disables", _V, _V_DELEGATES_GAP, _VT),
     # Exercise 4
-    Mutant(
-        name="verdicts_raw_timestamps",
-        why="compares raw timestamps, as if both clocks agreed (θ = 0)",
-        cells={"verdicts_answer": _RAW_TIMESTAMPS},
-        grades=("verdicts_tests",),
-    ),
-    Mutant(
-        name="verdicts_midpoint",
-        why="trusts the midpoint offset as exact, so nothing is undetermined",
-        cells={"verdicts_answer": _MIDPOINT},
-        grades=("verdicts_tests",),
-    ),
-    Mutant(
-        name="verdicts_swapped_roles",
-        why="computes the interval with rank 0 as A, then applies it to rank 1's timestamps",
-        cells={"verdicts_answer": _SWAPPED_ROLES},
-        grades=("verdicts_tests",),
-    ),
-    Mutant(
-        name="verdicts_reversed_difference",
-        why="classifies d = t_b − t_a instead of t_a − t_b",
-        cells={"verdicts_answer": _REVERSED_DIFFERENCE},
-        grades=("verdicts_tests",),
-    ),
-    Mutant(
-        name="verdicts_worked_example_interval",
-        why="reuses section 3's interval (ranks 3 and 0) for ranks 1 and 0",
-        cells={"verdicts_answer": _WORKED_EXAMPLE_INTERVAL},
-        grades=("verdicts_tests",),
-    ),
-    # Exercise 5
-    Mutant(
-        name="drift_swapped_fit",
-        why="passes B's readings as local and A's as reference to fit_drift",
-        cells={"drift_answer": _SWAPPED_FIT},
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-    Mutant(
-        name="drift_first_window_only",
-        why="uses the first window's offset for the whole hour",
-        cells={"drift_answer": _FIRST_WINDOW_ONLY},
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-    Mutant(
-        name="drift_nearest_window",
-        why="uses the offset of the nearest window instead of the drift line",
-        cells={"drift_answer": _NEAREST_WINDOW},
-        grades=("event_on_b_tests",),
-    ),
-    Mutant(
-        name="drift_as_ratio",
-        why="reports the drift as a ratio, not in ppm",
-        cells={"drift_answer": _AS_RATIO},
-        grades=("drift_ppm_tests",),
-    ),
-    Mutant(
-        name="drift_in_ppb",
-        why="reports the drift in parts per billion",
-        cells={"drift_answer": _IN_PPB},
-        grades=("drift_ppm_tests",),
-    ),
-    Mutant(
-        name="drift_to_local",
-        why="maps the event with to_local (B's clock to A's), the wrong direction",
-        cells={"drift_answer": _TO_LOCAL},
-        grades=("event_on_b_tests",),
-    ),
-    Mutant(
-        name="drift_lower_bounds",
-        why="fits the drift line through the windows' lower bounds instead of their midpoints",
-        cells={"drift_answer": _LOWER_BOUNDS},
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-    Mutant(
-        name="drift_upper_bounds",
-        why="fits the drift line through the windows' upper bounds instead of their midpoints",
-        cells={"drift_answer": _UPPER_BOUNDS},
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-    Mutant(
-        name="drift_one_way_raw",
-        why="fits send (A) against receive (B) of the A -> B messages, as if delays were zero",
-        cells={"drift_answer": _ONE_WAY_RAW},
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-]
+    _m("drift_swapped_fit", "passes B's readings as local and A's as reference to fit_drift", _D,
+       _SWAPPED_FIT, _DP, _DE),
+    _m("drift_first_window_only", "uses the first window's offset for the whole hour", _D,
+       _FIRST_WINDOW_ONLY, _DP, _DE),
+    _m("drift_nearest_window", "uses the offset of the nearest window instead of the drift line",
+       _D, _NEAREST_WINDOW, _DE),
+    _m("drift_intercept_only", "subtracts the fit's offset at t_B = 0, ignoring the drift since",
+       _D, _INTERCEPT_ONLY, _DE),
+    _m("drift_as_ratio", "reports the drift as a ratio, not in ppm", _D, _AS_RATIO, _DP),
+    _m("drift_in_ppb", "reports the drift in parts per billion", _D, _IN_PPB, _DP),
+    _m("drift_to_local", "maps the event with to_local (B's clock to A's), the wrong direction",
+       _D, _TO_LOCAL, _DE),
+    _m("drift_lower_bounds", "fits the line through the windows' lower bounds", _D,
+       _LOWER_BOUNDS, _DP, _DE),
+    _m("drift_upper_bounds", "fits the line through the windows' upper bounds", _D,
+       _UPPER_BOUNDS, _DP, _DE),
+    _m("drift_pooled_bounds", "one line through every message's bound in both directions, no "
+       "windows or minima (biased: the two directions' delays differ)", _D, _POOLED, _DP, _DE),
+    _m("drift_window_mean_bounds", "per window, the mean of the bounds instead of the tightest",
+       _D, _WINDOW_MEAN, _DP, _DE),
+    _m("drift_loosest_midpoint", "per window, the midpoint of the loosest floor and ceiling", _D,
+       _LOOSEST_MIDPOINT, _DP, _DE),
+    _m("drift_one_way_raw", "fits send (A) against receive (B) of the A -> B messages, as if "
+       "delays were zero", _D, _ONE_WAY_RAW, _DP, _DE),
+    _m("drift_one_way_raw_ba", "fits receive (A) against send (B) of the B -> A messages, as if "
+       "delays were zero", _D, _ONE_WAY_RAW_BA, _DP, _DE),
+]  # fmt: skip
 
 # --- Right answers written differently: each must keep full marks on its grade cells ----------
 
@@ -558,52 +465,66 @@ def queue_delays(df):
     return (joined["ts"] - joined["launch_end"]).to_numpy(dtype=float)
 '''
 
+_LOOP_BOUNDS = '''
+def offset_interval(a_to_b, b_to_a):
+    """Plain Python: a loop over the messages, math.inf for an open side."""
+    import math
+    a_to_b, b_to_a = list(a_to_b), list(b_to_a)
+    if not a_to_b and not b_to_a:
+        raise ValueError("no messages")
+    lower = max((float(s) - float(r) for s, r in a_to_b), default=-math.inf)
+    upper = min((float(r) - float(s) for s, r in b_to_a), default=math.inf)
+    if lower > upper:
+        raise ValueError("lower > upper")
+    return (lower, upper)
+'''
+
+_V_GAP = _verdict(
+    "Through the true gap t(a) − t(b) in (d − upper, d − lower): before iff it is negative.",
+    "    gap_lo, gap_hi = d - upper, d - lower\n"
+    '    if gap_hi <= 0:\n        return "certain"\n'
+    '    if gap_lo >= 0:\n        return "impossible"\n'
+    '    return "undetermined"\n',
+)
+_V_ON_B = _verdict(
+    "Compares a's time on B's clock, t_a − θ, with t_b at both bounds.",
+    '    if t_a - lower <= t_b:\n        return "certain"\n'
+    '    if t_a - upper >= t_b:\n        return "impossible"\n'
+    '    return "undetermined"\n',
+)
+
 RIGHT_ANSWERS = [
-    Mutant(
-        name="queue_loop",
-        why="a loop over rows with a dict of launch ends",
-        cells={"queue_delays_answer": _LOOP_JOIN},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="queue_merge",
-        why="a pandas left merge on correlation",
-        cells={"queue_delays_answer": _MERGE_JOIN},
-        grades=("queue_delays_tests",),
-    ),
-    Mutant(
-        name="forward_busy_time",
-        why="the sum of the kernels' durations (they run back to back, so it equals the span)",
-        cells={
-            "forward_device_answer": _forward(
-                result='float((_mine["kernel_end"] - _mine["kernel_start"]).sum())'
-            )
-        },
-        grades=("forward_device_tests",),
-    ),
-    Mutant(
-        name="drift_nominal_window_times",
-        why="each window's nominal start, 300 s · window, as its time on B's clock",
-        cells={
-            "drift_answer": _drift(
-                "_t = 300.0 * np.arange(len(_mid))\n"
-                "_fit = fit_drift(_t + _mid, _t)\n"
-                "drift_ppm_fit = _fit.drift_ppm\n"
-                "event_on_b = float(_fit.to_reference(3412.0))\n"
-            )
-        },
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-    Mutant(
-        name="drift_polyfit",
-        why="np.polyfit of the midpoints against t, then t_B solved from t_B + θ(t_B) = t_A",
-        cells={
-            "drift_answer": _drift(
-                "_slope, _icpt = np.polyfit(_t_b, _mid, 1)\n"
-                "drift_ppm_fit = float(_slope * 1e6)\n"
-                "event_on_b = float((3412.0 - _icpt) / (1.0 + _slope))\n"
-            )
-        },
-        grades=("drift_ppm_tests", "event_on_b_tests"),
-    ),
-]
+    _m("queue_loop", "a loop over rows with a dict of launch ends", _Q, _LOOP_JOIN, _QT),
+    _m("queue_merge", "a pandas left merge on correlation", _Q, _MERGE_JOIN, _QT),
+    _m("bounds_loop", "plain Python with max/min(default=±inf)", _B, _LOOP_BOUNDS, _BT, _BE),
+    # One part's mistake never zeroes another: right bounds without the error checks keep the
+    # bounds cell.
+    _m("bounds_right_without_errors", "right bounds, no ValueError: keeps the bounds cell", _B,
+       _NO_CHECKS, _BT),
+    _m("verdict_true_gap", "classifies the interval of the true gap", _V, _V_GAP, _VT),
+    _m("verdict_on_b_clock", "compares t_a − θ with t_b at both bounds", _V, _V_ON_B, _VT),
+    _m("drift_nominal_window_times", "each window's nominal start, 300 s · window, as its time on "
+       "B's clock", _D, _drift("_t = 300.0 * np.arange(len(_mid))\n"
+                               "_fit = fit_drift(_t + _mid, _t)\n"
+                               "drift_ppm_fit = _fit.drift_ppm\n"
+                               "event_on_b = float(_fit.to_reference(3412.0))\n"), _DP, _DE),
+    _m("drift_receive_times", "the mean receive time of the window's A -> B messages (B's clock) "
+       "as t", _D, _drift("_t = np.array([g[g['direction'] == 'A->B']['recv_ts'].mean()\n"
+                          "               for _, g in sync_1h.groupby('window')])\n"
+                          "_fit = fit_drift(_t + _mid, _t)\n"
+                          "drift_ppm_fit = _fit.drift_ppm\n"
+                          "event_on_b = float(_fit.to_reference(3412.0))\n"), _DP, _DE),
+    _m("drift_polyfit", "np.polyfit of the midpoints against t, then t_B solved from "
+       "t_B + θ(t_B) = t_A", _D, _drift("_slope, _icpt = np.polyfit(_t_b, _mid, 1)\n"
+                                        "drift_ppm_fit = float(_slope * 1e6)\n"
+                                        "event_on_b = float((3412.0 - _icpt) / (1.0 + _slope))\n"),
+       _DP, _DE),
+    _m("drift_offset_at_t_a", "t_A − θ(t_A) with the fitted line: off by ρ·θ, under a "
+       "microsecond here, so right to the precision asked", _D,
+       _drift("_slope, _icpt = np.polyfit(_t_b, _mid, 1)\n"
+              "drift_ppm_fit = float(_slope * 1e6)\n"
+              "event_on_b = float(3412.0 - (_icpt + _slope * 3412.0))\n"), _DP, _DE),
+    # Independent parts: the right drift with a wrong event keeps the drift cell.
+    _m("drift_ppm_right_event_wrong", "right drift, event mapped the wrong way: keeps 4a", _D,
+       _TO_LOCAL, _DP),
+]  # fmt: skip
