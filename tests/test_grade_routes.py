@@ -55,7 +55,7 @@ def _build(course: Path, lesson: str, cases) -> Path:
 def _grade(course: Path, lesson: str) -> tuple[subprocess.CompletedProcess, pd.DataFrame]:
     env = {**os.environ, "COURSE_ROOT": str(course)}
     cmd = [sys.executable, "-m", "course_lib.machinery.cli", "grade", lesson, "--jobs", "2"]
-    cmd += ["--timeout", "120", "--cell-timeout", "20", "--sandbox", "bwrap", "--quiet"]
+    cmd += ["--timeout", "240", "--cell-timeout", "60", "--sandbox", "bwrap", "--quiet"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     rows = pd.read_csv(course / "grades" / f"{lesson}.csv", keep_default_na=False)
     return proc, rows
