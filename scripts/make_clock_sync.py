@@ -1,6 +1,6 @@
 """Write course_lib/data/clock_sync_1h.csv: one hour of clock-sync messages between two hosts.
 
-SYNTHETIC data for cost02 (Exercise 5, drift-corrected alignment). Host B's clock is the
+SYNTHETIC data for cost02 (Exercise 4, drift-corrected alignment). Host B's clock is the
 reference; host A's clock reads t_A = θ0 + (1 + ρ·1e-6)·t_B, with θ0 and ρ drawn once from
 SEED (the lesson asks you to estimate them, so they are not printed here). Every PERIOD seconds,
 starting at t_B = 0, the hosts exchange MESSAGES messages each way within BURST seconds
