@@ -54,15 +54,32 @@ def _positive(value: float, name: str, *, allow_zero: bool = False) -> float:
     return v
 
 
+def _size(value: float, name: str) -> float:
+    """A count's input (> 0, finite). The FLOP counters' own check, apart from _positive, so that an
+    exercise that disables the counters (checks.forbid, which also disables the private helpers
+    they call) leaves mfu() and hfu() usable."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    if v <= 0:
+        raise ValueError(f"{name} must be > 0, got {v}")
+    return v
+
+
 def model_flops_per_token(
     num_params: float, num_layers: int, num_heads: int, head_dim: int, seq_len: int
 ) -> float:
     """Model FLOPs per token 6N + 12·L·H·Q·T, training forward + backward (PaLM appendix B) (cost04)."""
-    n = _positive(num_params, "num_params")
-    layers = _positive(num_layers, "num_layers")
-    heads = _positive(num_heads, "num_heads")
-    q = _positive(head_dim, "head_dim")
-    t = _positive(seq_len, "seq_len")
+    n = _size(num_params, "num_params")
+    layers = _size(num_layers, "num_layers")
+    heads = _size(num_heads, "num_heads")
+    q = _size(head_dim, "head_dim")
+    t = _size(seq_len, "seq_len")
     return 6.0 * n + 12.0 * layers * heads * q * t
 
 
@@ -82,11 +99,11 @@ def megatron_flops_per_iteration(
     """
     if not isinstance(recompute, bool):
         raise ValueError(f"recompute must be True or False, got {recompute!r}")
-    b = _positive(batch_size, "batch_size")
-    s = _positive(seq_len, "seq_len")
-    layers = _positive(num_layers, "num_layers")
-    h = _positive(hidden_size, "hidden_size")
-    v = _positive(vocab_size, "vocab_size")
+    b = _size(batch_size, "batch_size")
+    s = _size(seq_len, "seq_len")
+    layers = _size(num_layers, "num_layers")
+    h = _size(hidden_size, "hidden_size")
+    v = _size(vocab_size, "vocab_size")
     if recompute:
         return 96.0 * b * s * layers * h**2 * (1.0 + s / (6.0 * h) + v / (16.0 * layers * h))
     return 72.0 * b * s * layers * h**2 * (1.0 + s / (6.0 * h) + v / (12.0 * layers * h))

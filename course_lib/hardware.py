@@ -11,11 +11,13 @@ Conventions of the table below (one :class:`Accelerator` row per accelerator, dt
 * FLOP/s count a fused multiply-add as 2 FLOPs (the vendors' convention);
 * ``fp32`` is the non-tensor-core (CUDA core) FP32 rate; ``tf32``, ``bf16``, ``fp16``, ``fp8`` are
   tensor-core rates;
-* ``memory_bytes`` is the datasheet capacity in bytes. HBM capacities are binary: the datasheets'
-  "80GB" and "141GB" are GiB (2**30 bytes), as Google's TPU docs say outright ("32 GiB"). The
-  driver confirms it: nvidia-smi reports 81920 MiB for an A100 80GB, 81559 MiB for an H100 80GB
-  HBM3 and 143771 MiB for an H200 — more than 80e9 or 141e9 bytes could hold (the last two keep
-  a little back for the driver);
+* ``memory_bytes`` is the datasheet capacity in bytes, read as binary: "80GB" as 80 GiB (2**30
+  bytes), "141GB" as 141 GiB. NVIDIA's datasheets do not say which unit they mean; the binary
+  reading is an inference from what the driver reports (Google's TPU docs state "32 GiB"
+  outright). nvidia-smi shows 81920 MiB, exactly 80 GiB, for an A100 80GB. The caveat is Hopper:
+  81559 MiB (79.6 GiB) for an H100 80GB HBM3 and 143771 MiB (140.4 GiB) for an H200 are more than
+  80e9 and 141e9 bytes but less than 80 and 141 GiB, so for these two the binary value slightly
+  overstates what a program can use;
 * ``memory_bandwidth`` in bytes/s, datasheet figure with "GB/s"/"TB/s" read as 10**9/10**12.
 
 Sources:

@@ -191,3 +191,19 @@ def test_bad_inputs_raise(call, match):
     """Impossible utilizations and invalid arguments are ValueErrors with a clear message."""
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_disabling_the_counters_leaves_mfu_and_hfu_usable():
+    """cost04 Exercises 1-2 forbid the FLOP counters; a learner's own count may still use hfu()."""
+    import course_lib.flops as flops
+    from course_lib.checks import DelegationError, forbid
+
+    counters = [(flops, "model_flops_per_token"), (flops, "megatron_flops_per_iteration")]
+    with forbid(*counters, exercise="Exercise 2"):
+        assert hfu(1e12, 4e12) == 0.25
+        assert mfu_from_throughput(1e5, 6e9, 8, 312e12) == pytest.approx(6e14 / (8 * 312e12))
+        with pytest.raises(DelegationError):
+            model_flops_per_token(1e9, 1, 1, 1, 1)
+        with pytest.raises(DelegationError):
+            flops.megatron_flops_per_iteration(1, 1, 1, 1, 1, recompute=True)
+    assert model_flops_per_token(1e9, 1, 1, 1, 1) == 6e9 + 12

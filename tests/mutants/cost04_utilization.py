@@ -7,30 +7,35 @@ from __future__ import annotations
 
 from tests.mutants import Mutant
 
-# --- Exercise 1: PaLM 540B model FLOPs per token --------------------------------------------------
+# --- Exercise 1: flops_per_token(model), PaLM's 6N + 12LHQT ---------------------------------------
 
-_PALM = '_p = PALM_540B\n_N, _L, _H, _Q, _T = (_p[k] for k in ("num_params", "num_layers", "num_heads", "head_dim", "seq_len"))\n'
+_PALM = (
+    "def flops_per_token(model: dict) -> float:\n"
+    '    """PaLM\'s model FLOPs per token of training."""\n'
+    '    N, L, H, Q, T = (model[k] for k in ("num_params", "num_layers", "num_heads", "head_dim", '
+    '"seq_len"))\n'
+)
 
 
-def _palm(expr: str) -> dict[str, str]:
-    return {"palm_flops_answer": _PALM + f"palm_flops_per_token = {expr}\n"}
+def _palm(expr: str, prelude: str = "") -> dict[str, str]:
+    return {"palm_flops_answer": prelude + _PALM + f"    return {expr}\n"}
 
 
-# --- Exercise 2: HFU of Megatron-LM's 1.7B configuration -----------------------------------------
+# --- Exercise 2: hfu_full_recompute(run, peak) ----------------------------------------------------
 
 _M = (
-    "_m = MEGATRON_1P7B\n"
-    '_B, _s, _l, _h, _V = (_m[k] for k in ("batch_size", "seq_len", "num_layers", '
-    '"hidden_size", "vocab_size"))\n'
-    '_time, _gpus = _m["iteration_time"], _m["num_gpus"]\n'
-    '_peak = eligible_peak("A100 SXM 80GB", "bf16")\n'
+    "def hfu_full_recompute(run: dict, peak: float) -> float:\n"
+    '    """HFU of a GPT run with full recomputation."""\n'
+    '    B, s, L, h, V = (run[k] for k in ("batch_size", "seq_len", "num_layers", "hidden_size", '
+    '"vocab_size"))\n'
+    '    time, gpus = run["iteration_time"], run["num_gpus"]\n'
 )
-_EXEC = "96 * _B * _s * _l * _h**2 * (1 + _s / (6 * _h) + _V / (16 * _l * _h))"
-_MODEL = "72 * _B * _s * _l * _h**2 * (1 + _s / (6 * _h) + _V / (12 * _l * _h))"
+_EXEC = "96 * B * s * L * h**2 * (1 + s / (6 * h) + V / (16 * L * h))"
+_MODEL = "72 * B * s * L * h**2 * (1 + s / (6 * h) + V / (12 * L * h))"
 
 
-def _hfu(flops: str, peak: str = "_peak", scale: str = "") -> dict[str, str]:
-    return {"hfu_answer": _M + f"hfu_1p7b = {scale}{flops} / (_time * _gpus * {peak})\n"}
+def _hfu(flops: str, peak: str = "peak", scale: str = "", prelude: str = "") -> dict[str, str]:
+    return {"hfu_answer": prelude + _M + f"    return {scale}{flops} / (time * gpus * {peak})\n"}
 
 
 # --- Exercise 3: the claims ----------------------------------------------------------------------
@@ -71,37 +76,61 @@ MUTANTS = [
     Mutant(
         name="six_n_only",
         why="6N: leaves out the attention term 12LHQT",
-        cells=_palm("6 * _N"),
+        cells=_palm("6 * N"),
         grades=("palm_flops_tests",),
     ),
     Mutant(
         name="d_model_in_attention",
-        why="12·L·d_model·T: takes H·Q = d_model, but PaLM's heads give 12288",
-        cells=_palm('6 * _N + 12 * _L * _p["d_model"] * _T'),
+        why="12·L·d_model·T: takes H·Q = d_model, but PaLM 540B's heads give 12288",
+        cells=_palm('6 * N + 12 * L * model["d_model"] * T'),
         grades=("palm_flops_tests",),
     ),
     Mutant(
         name="causal_half_attention",
         why="halves the attention term for the causal mask: PaLM counts the full T×T matrix",
-        cells=_palm("6 * _N + 6 * _L * _H * _Q * _T"),
+        cells=_palm("6 * N + 6 * L * H * Q * T"),
         grades=("palm_flops_tests",),
     ),
     Mutant(
         name="forward_only",
         why="the forward pass alone, 2N + 4LHQT",
-        cells=_palm("2 * _N + 4 * _L * _H * _Q * _T"),
+        cells=_palm("2 * N + 4 * L * H * Q * T"),
         grades=("palm_flops_tests",),
     ),
     Mutant(
         name="eight_n_with_recomputation",
         why="8N + 16LHQT: executed FLOPs with recomputation, not model FLOPs",
-        cells=_palm("8 * _N + 16 * _L * _H * _Q * _T"),
+        cells=_palm("8 * N + 16 * L * H * Q * T"),
         grades=("palm_flops_tests",),
     ),
     Mutant(
         name="teraflops_units",
         why="the count in TFLOPs (3.28) instead of FLOPs",
-        cells=_palm("(6 * _N + 12 * _L * _H * _Q * _T) / 1e12"),
+        cells=_palm("(6 * N + 12 * L * H * Q * T) / 1e12"),
+        grades=("palm_flops_tests",),
+    ),
+    Mutant(
+        name="hardcodes_palm_540b",
+        why="returns PaLM 540B's value whatever the model: passes the visible check only",
+        cells=_palm("3.277734806784e12"),
+        grades=("palm_flops_tests",),
+    ),
+    Mutant(
+        name="delegates_to_model_flops_per_token",
+        why="course_lib.flops.model_flops_per_token: the routine the exercise asks you to write",
+        cells=_palm(
+            "model_flops_per_token(N, L, H, Q, T)",
+            prelude="from course_lib.flops import model_flops_per_token\n\n\n",
+        ),
+        grades=("palm_flops_tests",),
+    ),
+    Mutant(
+        name="delegates_via_megatron_count",
+        why="course_lib.flops.megatron_flops_per_iteration per token with B = 1 (and s = T)",
+        cells=_palm(
+            "megatron_flops_per_iteration(1, T, L, H * Q, 1, recompute=False) / T + 6 * (N - 12 * L * (H * Q) ** 2)",
+            prelude="from course_lib.flops import megatron_flops_per_iteration\n\n\n",
+        ),
         grades=("palm_flops_tests",),
     ),
     # Exercise 2.
@@ -120,25 +149,31 @@ MUTANTS = [
     Mutant(
         name="attention_left_out",
         why="the 96-form without its s/6h attention term",
-        cells=_hfu("96 * _B * _s * _l * _h**2 * (1 + _V / (16 * _l * _h))"),
+        cells=_hfu("96 * B * s * L * h**2 * (1 + V / (16 * L * h))"),
         grades=("hfu_tests",),
     ),
     Mutant(
         name="eight_n_per_token",
         why="8N per token with N = 12lh² + Vh: no attention FLOPs",
-        cells=_hfu("8 * (12 * _l * _h**2 + _V * _h) * _B * _s"),
+        cells=_hfu("8 * (12 * L * h**2 + V * h) * B * s"),
         grades=("hfu_tests",),
     ),
     Mutant(
-        name="sparse_a100_peak",
-        why="divides by the A100's 2:4-sparse 624 TFLOP/s",
-        cells=_hfu(_EXEC, peak='peak("A100 SXM 80GB", "bf16", sparse=True)'),
+        name="a100_peak_hardcoded",
+        why="divides by the A100's 312 TFLOP/s instead of the peak passed in (the H100 case)",
+        cells=_hfu(_EXEC, peak="312e12"),
         grades=("hfu_tests",),
     ),
     Mutant(
-        name="peak_in_teraflops",
-        why="the peak as 312 (TFLOP/s) against FLOPs: off by 1e12",
-        cells=_hfu(_EXEC, peak="312"),
+        name="not_per_gpu",
+        why="the whole job's executed FLOP/s over one GPU's peak",
+        cells={"hfu_answer": _M + f"    return {_EXEC} / (time * peak)\n"},
+        grades=("hfu_tests",),
+    ),
+    Mutant(
+        name="hardcodes_1p7b",
+        why="returns the 1.7B run's HFU whatever the run: passes the visible check only",
+        cells={"hfu_answer": _M + "    return 0.407674122488745\n"},
         grades=("hfu_tests",),
     ),
     Mutant(
@@ -147,13 +182,31 @@ MUTANTS = [
         cells=_hfu(_EXEC, scale="100 * "),
         grades=("hfu_tests",),
     ),
+    Mutant(
+        name="delegates_to_megatron_flops",
+        why="course_lib.flops.megatron_flops_per_iteration(..., recompute=True): the routine the "
+        "exercise asks you to write",
+        cells=_hfu(
+            "megatron_flops_per_iteration(B, s, L, h, V, recompute=True)",
+            prelude="from course_lib.flops import megatron_flops_per_iteration\n\n\n",
+        ),
+        grades=("hfu_tests",),
+    ),
+    Mutant(
+        name="delegates_through_module_attribute",
+        why="course_lib.flops.megatron_flops_per_iteration reached through a module alias bound "
+        "before the grade cell",
+        cells=_hfu(
+            "_counters.megatron_flops_per_iteration(B, s, L, h, V, True)",
+            prelude="import course_lib.flops as _counters\n\n\n",
+        ),
+        grades=("hfu_tests",),
+    ),
     # Exercise 3a.
     Mutant(
         name="sparse_peaks",
-        why="every GPU claim against its 2:4-sparse peak (TPU v4 has none)",
-        cells=_claims(
-            '[peak(a, "bf16", sparse=not a.startswith("TPU")) for a in CLAIMS["accelerator"]]'
-        ),
+        why="every claim against its 2:4-sparse peak",
+        cells=_claims('[peak(a, "bf16", sparse=True) for a in CLAIMS["accelerator"]]'),
         grades=("claim_mfu_tests",),
     ),
     Mutant(
@@ -165,19 +218,17 @@ MUTANTS = [
         grades=("claim_mfu_tests",),
     ),
     Mutant(
-        name="tpu_per_tensorcore_peak",
-        why="TPU v4 per TensorCore (137.5 TFLOP/s): a chip has two",
-        cells=_claims(
-            '[eligible_peak(a, "bf16") / (2 if a == "TPU v4" else 1) for a in CLAIMS["accelerator"]]'
-        ),
+        name="h100_peak_for_every_claim",
+        why="the worked example's 989 TFLOP/s for every claim, the A100s included",
+        cells=_claims('[eligible_peak("H100 SXM", "bf16")] * 4'),
         grades=("claim_mfu_tests",),
     ),
     Mutant(
-        name="recomputation_counted",
-        why="claim B's FLOPs scaled by 4/3 for its full recomputation: that is an HFU",
+        name="recomputation_counted_for_175b",
+        why="claim B's FLOPs scaled by 4/3 as if MFU counted its recomputation: that is an HFU",
         cells=_claims(
             _DENSE,
-            flops='CLAIMS["model_flops_per_token"] * np.where(CLAIMS["recompute"] == "full", 4 / 3, 1)',
+            flops='CLAIMS["model_flops_per_token"] * np.where(CLAIMS["model"] == "GPT-3 175B", 4 / 3, 1)',
         ),
         grades=("claim_mfu_tests",),
     ),
@@ -226,14 +277,20 @@ MUTANTS = [
     ),
     Mutant(
         name="picks_the_honest_claim",
-        why="picks A, the only honest quote",
+        why="picks A, the honest quote",
         cells={"sparse_claim_answer": 'sparse_claim = "A"\n'},
         grades=("sparse_claim_tests",),
     ),
     Mutant(
         name="lowercase_letter",
-        why="'c' instead of 'C'",
+        why="'c' instead of 'C' (the visible check now says so)",
         cells={"sparse_claim_answer": 'sparse_claim = "c"\n'},
+        grades=("sparse_claim_tests",),
+    ),
+    Mutant(
+        name="letter_with_space",
+        why="'C ' with a trailing space (the visible check now says so)",
+        cells={"sparse_claim_answer": 'sparse_claim = "C "\n'},
         grades=("sparse_claim_tests",),
     ),
     # Exercise 4a.
@@ -247,6 +304,12 @@ MUTANTS = [
         name="all_kernel_time_as_step",
         why="the union of all kernels, NCCL collectives included, as the time base",
         cells=_step(f'_F / (_cluster * {_J}["all_kernel_time"])'),
+        grades=("mfu_step_tests",),
+    ),
+    Mutant(
+        name="hfu_as_step_mfu",
+        why="4/3 × the model FLOPs for the run's full recomputation: an HFU, not the MFU asked",
+        cells=_step(f'4 / 3 * _F / (_cluster * {_J}["step_time"])'),
         grades=("mfu_step_tests",),
     ),
     Mutant(
@@ -281,10 +344,27 @@ MUTANTS = [
         grades=("mfu_wall_tests",),
     ),
     Mutant(
+        name="redone_steps_subtracted",
+        why="subtracts the redone steps from the kept ones: they are already not in steps_kept",
+        cells=_wall(
+            f'({_J}["steps_kept"] - {_J}["steps_redone"]) * _F / (_cluster * {_J}["window"])'
+        ),
+        grades=("mfu_wall_tests",),
+    ),
+    Mutant(
         name="window_without_downtime",
         why="the window minus the restart downtime",
         cells=_wall(
             f'{_J}["steps_kept"] * _F / (_cluster * ({_J}["window"] - {_J}["restart_downtime"]))'
+        ),
+        grades=("mfu_wall_tests",),
+    ),
+    Mutant(
+        name="window_without_planned_work",
+        why="the window minus checkpoints and evaluation, as if planned pauses were not time",
+        cells=_wall(
+            f'{_J}["steps_kept"] * _F / (_cluster * ({_J}["window"] - {_J}["checkpoint_time"]'
+            f' - {_J}["eval_time"]))'
         ),
         grades=("mfu_wall_tests",),
     ),
@@ -307,15 +387,17 @@ MUTANTS = [
 
 RIGHT_ANSWERS = [
     Mutant(
-        name="palm_from_course_lib",
-        why="course_lib.flops.model_flops_per_token: the same formula",
-        cells={
-            "palm_flops_answer": (
-                "from course_lib.flops import model_flops_per_token\n\n"
-                + _PALM
-                + "palm_flops_per_token = model_flops_per_token(_N, _L, _H, _Q, _T)\n"
-            )
-        },
+        name="palm_in_two_terms",
+        why="the parameter term and the attention term computed apart, in ints, then added",
+        cells=_palm(
+            "float(6 * int(N)) + 12 * int(L) * int(H) * int(Q) * int(T)",
+        ),
+        grades=("palm_flops_tests",),
+    ),
+    Mutant(
+        name="palm_with_numpy",
+        why="numpy's prod over the attention factors, a numpy float returned",
+        cells=_palm("np.float64(6) * N + np.prod([12, L, H, Q, T], dtype=np.float64)"),
         grades=("palm_flops_tests",),
     ),
     Mutant(
@@ -324,21 +406,24 @@ RIGHT_ANSWERS = [
         "(not recomputed), times B·s",
         cells={
             "hfu_answer": _M
-            + "_per_token = 4 / 3 * (72 * _l * _h**2 + 12 * _l * _h * _s) + 6 * _V * _h\n"
-            + "hfu_1p7b = _per_token * _B * _s / (_time * _gpus * _peak)\n"
+            + "    per_token = 4 / 3 * (72 * L * h**2 + 12 * L * h * s) + 6 * V * h\n"
+            + "    return per_token * B * s / (time * gpus * peak)\n"
         },
         grades=("hfu_tests",),
     ),
     Mutant(
-        name="hfu_from_course_lib",
-        why="course_lib.flops.megatron_flops_per_iteration(..., recompute=True) and hfu",
+        name="hfu_model_plus_recomputed_forward",
+        why="the 72-form model FLOPs plus one more forward of every layer (24Bsh² + 4Bs²h each)",
+        cells=_hfu(f"({_MODEL} + L * (24 * B * s * h**2 + 4 * B * s**2 * h))"),
+        grades=("hfu_tests",),
+    ),
+    Mutant(
+        name="hfu_with_course_lib_division",
+        why="the learner's own 96-form, divided by course_lib.flops.hfu (not a FLOP counter)",
         cells={
-            "hfu_answer": (
-                "from course_lib.flops import hfu, megatron_flops_per_iteration\n\n"
-                + _M
-                + "_executed = megatron_flops_per_iteration(_B, _s, _l, _h, _V, recompute=True)\n"
-                + "hfu_1p7b = hfu(_executed / _time / _gpus, _peak)\n"
-            )
+            "hfu_answer": "from course_lib.flops import hfu\n\n\n"
+            + _M
+            + f"    return hfu({_EXEC} / time / gpus, peak)\n"
         },
         grades=("hfu_tests",),
     ),
@@ -357,11 +442,45 @@ RIGHT_ANSWERS = [
         grades=("claim_mfu_tests",),
     ),
     Mutant(
+        name="claims_with_mfu_from_throughput",
+        why="course_lib.flops.mfu_from_throughput per claim: the learner still chooses the peak",
+        cells={
+            "claim_mfu_answer": (
+                "from course_lib.flops import mfu_from_throughput\n\n"
+                "claim_mfu = np.array([\n"
+                '    mfu_from_throughput(r["tokens_per_second"], r["model_flops_per_token"],\n'
+                '                        r["num_devices"], eligible_peak(r["accelerator"], "bf16"))\n'
+                "    for _, r in CLAIMS.iterrows()\n"
+                "])\n"
+            )
+        },
+        grades=("claim_mfu_tests",),
+    ),
+    Mutant(
+        name="step_from_recomputed_72_form",
+        why="the model FLOPs per step recomputed from the 175B shape with the 72-form",
+        cells=_step(
+            "72 * 1536 * 2048 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 51200 / (12 * 96 * 12288))"
+            f' / (_cluster * {_J}["step_time"])'
+        ),
+        grades=("mfu_step_tests",),
+    ),
+    Mutant(
         name="wall_from_step_mfu",
         why="MFU_wall = MFU_step × S·t_step / T_wall",
         cells=_wall(
             f'_F / (_cluster * {_J}["step_time"]) * {_J}["steps_kept"] * {_J}["step_time"]'
             f' / {_J}["window"]'
+        ),
+        grades=("mfu_wall_tests",),
+    ),
+    Mutant(
+        name="wall_from_sum_of_parts",
+        why="the window rebuilt from its parts: steps run, checkpoints, evaluation, restarts, stalls",
+        cells=_wall(
+            f'{_J}["steps_kept"] * _F / (_cluster * (({_J}["steps_kept"] + {_J}["steps_redone"])'
+            f' * {_J}["step_time"] + {_J}["checkpoint_time"] + {_J}["eval_time"]'
+            f' + {_J}["restart_downtime"] + {_J}["input_stall_time"]))'
         ),
         grades=("mfu_wall_tests",),
     ),
