@@ -45,7 +45,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory):
     before = _hashes(course / "submitted")
     env = {**os.environ, "COURSE_ROOT": str(course)}
     cmd = [sys.executable, "-m", "course_lib.machinery.cli", "grade", LESSON, "--jobs", "2"]
-    cmd += ["--timeout", "90", "--cell-timeout", "8", "--sandbox", "bwrap", "--quiet"]
+    cmd += ["--timeout", "120", "--cell-timeout", "15", "--sandbox", "bwrap", "--quiet"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     rows = pd.read_csv(course / "grades" / f"{LESSON}.csv", keep_default_na=False)
