@@ -331,7 +331,7 @@ def peak_live(events):
 
 
 # %%
-print("toy step:", peak_live(toy), " expected", toy_peak.bytes)
+print(f"toy step: {peak_live(toy) / MiB:.0f} MiB, expected {toy_peak.bytes / MiB:.0f} MiB")
 
 # %% nbgrader={"grade": true, "grade_id": "peak_live_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 1: peak_live(events) -> the peak of live bytes, without course_lib's sweep."""
@@ -469,9 +469,10 @@ passed("Exercise 2")
 # Write `reserved_minus_allocated(nbytes)`: after one request of `nbytes` ≥ 1 bytes to a
 # caching allocator with an empty cache and section 4's rules, return
 # `memory_reserved() − memory_allocated()` in bytes (an int, or a float with an integer value) —
-# what PyTorch's out-of-memory message calls "reserved by PyTorch but unallocated". The grade
-# cell disables `CachingAllocator`; the hidden tests try requests on both sides of every size
-# threshold of section 4.
+# what PyTorch's out-of-memory message calls "reserved by PyTorch but unallocated". By the
+# rounded size there are three cases: the small pool, a 20 MiB segment, a segment of its own.
+# The grade cell disables `CachingAllocator`; the hidden tests try requests on both sides of
+# every size threshold of section 4.
 
 
 # %% nbgrader={"grade": false, "grade_id": "allocator_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -570,7 +571,7 @@ def _check_none(s, b, h, a, t):
         exercise="Exercise 4",
     ):
         got = layer_activation_bytes(s, b, h, a, t, "none")
-    sbh = float(s * b * h)
+    sbh = 1.0 * s * b * h
     check_float(
         "layer_activation_bytes(..., 'none')",
         got,
@@ -608,7 +609,7 @@ def _check_selective(s, b, h, a, t):
         exercise="Exercise 4",
     ):
         got = layer_activation_bytes(s, b, h, a, t, "selective")
-    sbh = float(s * b * h)
+    sbh = 1.0 * s * b * h
     check_float(
         "layer_activation_bytes(..., 'selective')",
         got,
@@ -645,7 +646,7 @@ def _check_full(s, b, h, a, t):
         exercise="Exercise 4",
     ):
         got = layer_activation_bytes(s, b, h, a, t, "full")
-    sbh = float(s * b * h)
+    sbh = 1.0 * s * b * h
     check_float(
         "layer_activation_bytes(..., 'full')",
         got,
@@ -717,9 +718,10 @@ passed("Exercise 4, full recomputation")
 # Nothing below is needed for the exercises.
 #
 # - **The loss.** In section 2's model the cross-entropy's backward needs its saved fp32
-#   log-probabilities, its incoming gradient and its result at once: $12\,sbV$ bytes. With a large vocabulary it is often
-#   the single largest memory consumer of a step (Wijmans et al. 2025, "Cut Your Losses in
-#   Large-Vocabulary Language Models"); fused or chunked losses exist for that reason.
+#   log-probabilities, its incoming gradient and its result at once: $12\,sbV$ bytes. With a
+#   large vocabulary the loss is often the single largest memory consumer of a step (Wijmans et
+#   al. 2025, "Cut Your Losses in Large-Vocabulary Language Models"); fused or chunked losses
+#   exist for that reason.
 # - **Small batches.** With few tokens the activations are small and the peak moves to the
 #   optimizer step, where every weight gradient and the optimizer's scratch are live (try
 #   $s = 128$, $b = 1$ in the explorer).

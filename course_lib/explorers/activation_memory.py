@@ -253,9 +253,9 @@ class ActivationMemoryExplorer(Explorer):
         right = t_peak / x_max > 0.6
         self._peak_text.set_position((t_peak + (-0.01 if right else 0.01) * x_max, 1.01 * peak_gib))
         self._peak_text.set_horizontalalignment("right" if right else "left")
-        self._peak_text.set_text(
-            f"peak {peak_gib:.2f} GiB at {t_peak * 1e3:.1f} ms\n({r['peak_op']}, {r['peak_phase']})"
-        )
+        # A short label (text is the costliest thing a frame draws): the time and the op at the
+        # peak are the metrics table's first row.
+        self._peak_text.set_text(f"peak {peak_gib:.2f} GiB")
         self._device_line.set_visible(self.device_bytes / GIB <= y_max)
         for artist in (
             *self._phase_boxes.values(),
