@@ -150,9 +150,164 @@ def longest_path(durations, deps):
     return sum(durations[op] for op in path), path
 '''
 
-# --- Exercise 3: which ops, 2x faster alone, shorten the step --------------------------------
+_MIN_COST_FLOW = '''
+def longest_path(durations, deps):
+    """One unit of min-cost flow on negated integer durations: network simplex does the search."""
+    import networkx as nx
 
-_GAIN = "step_time(EX_GRAPH) - what_if(EX_GRAPH, {op: EX_DURATIONS[op] / 2})"
+    has_pred = {v for _, v in deps}
+    has_succ = {u for u, _ in deps}
+    g = nx.DiGraph()
+    g.add_node("S", demand=-1)
+    g.add_node("T", demand=1)
+    for op, d in durations.items():
+        g.add_edge(("i", op), ("o", op), weight=-round(d * 1e9), capacity=1)
+        if op not in has_pred:
+            g.add_edge("S", ("i", op), weight=0, capacity=1)
+        if op not in has_succ:
+            g.add_edge(("o", op), "T", weight=0, capacity=1)
+    for u, v in deps:
+        g.add_edge(("o", u), ("i", v), weight=0, capacity=1)
+    flow = FLOW
+    node, path = "S", []
+    while node != "T":
+        node = next(v for v, f in flow[node].items() if f > 0)
+        if node != "T" and node[0] == "i":
+            path.append(node[1])
+    return sum(durations[o] for o in path), path
+'''
+
+_REWEIGHTED = '''
+def longest_path(durations, deps):
+    """Shortest path on weights made >= 0 with the topological index as a potential."""
+    import networkx as nx
+
+    g0 = nx.DiGraph()
+    g0.add_nodes_from(durations)
+    g0.add_edges_from(deps)
+    idx = {op: i + 1 for i, op in enumerate(nx.topological_sort(g0))}
+    n = len(durations) + 1
+    c = max(durations.values()) + 1.0
+    g = nx.DiGraph()
+    for u, v in deps:
+        g.add_edge(u, v, weight=c * (idx[v] - idx[u]) - durations[u])
+    for op in durations:
+        if g0.in_degree(op) == 0:
+            g.add_edge("S", op, weight=c * idx[op])
+        if g0.out_degree(op) == 0:
+            g.add_edge(op, "T", weight=c * (n - idx[op]) - durations[op])
+    nodes = SEARCH(g, "S", "T", weight="weight")
+    path = nodes[1:-1]
+    return sum(durations[o] for o in path), path
+'''
+
+# The lesson's scaffold (predecessors and a topological order), then a body with one mistake.
+_SCAFFOLD = """
+import graphlib
+
+
+def longest_path(durations, deps):
+    preds = {op: [] for op in durations}
+    for u, v in deps:
+        preds[v].append(u)
+    topological = list(graphlib.TopologicalSorter(preds).static_order())
+    end, best_pred = {}, {}
+    for v in topological:
+        best_pred[v] = max(preds[v], key=BEST_KEY, default=None)
+        end[v] = (0.0 if best_pred[v] is None else end[best_pred[v]]) + durations[v]
+    has_successor = {u for u, _ in deps}
+    last = max((v for v in topological if v not in has_successor), key=end.get)
+    path = [last]
+    while best_pred[path[-1]] is not None:
+        path.append(best_pred[path[-1]])
+    return RETURN
+"""
+
+
+def _scaffold(best_key: str = "end.get", ret: str = "end[last], path[::-1]") -> str:
+    return _SCAFFOLD.replace("BEST_KEY", best_key).replace("RETURN", ret)
+
+
+_ONE_SOURCE = '''
+def longest_path(durations, deps):
+    """Depth-first search from the first op without a predecessor only."""
+    succ = {op: [] for op in durations}
+    has_pred = set()
+    for u, v in deps:
+        succ[u].append(v)
+        has_pred.add(v)
+    source = next(op for op in durations if op not in has_pred)
+    memo = {}
+
+    def best(op):
+        if op not in memo:
+            tails = [best(w) for w in succ[op]]
+            length, path = max(tails, key=lambda t: t[0]) if tails else (0.0, [])
+            memo[op] = (durations[op] + length, [op] + path)
+        return memo[op]
+
+    return best(source)
+'''
+
+_OPS_FROM_DEPS = '''
+import graphlib
+
+
+def longest_path(durations, deps):
+    """Takes the ops from deps only: an op that appears in no pair is forgotten."""
+    ops = {o for pair in deps for o in pair}
+    preds = {op: set() for op in ops}
+    for u, v in deps:
+        preds[v].add(u)
+    end, best = {}, {}
+    for op in graphlib.TopologicalSorter(preds).static_order():
+        best[op] = max(preds[op], key=end.get) if preds[op] else None
+        end[op] = (end[best[op]] if preds[op] else 0.0) + durations[op]
+    last = max(end, key=end.get)
+    path = [last]
+    while best[path[-1]] is not None:
+        path.append(best[path[-1]])
+    return end[last], path[::-1]
+'''
+
+# --- Exercise 3: the useful cut ----------------------------------------------------------------
+
+
+def _cut(body: str, imports: str = "") -> dict[str, str]:
+    """A useful_cut whose body (indented 4) computes `cut`; T and T0 name the step time now/at 0."""
+    indented = "".join(f"    {line}\n" for line in body.strip().splitlines())
+    return {
+        "useful_cut_answer": f"{imports}\n\ndef useful_cut(durations, deps, op):\n"
+        "    g = step_graph(durations, deps)\n"
+        "    T = step_time(g)\n"
+        "    d = durations[op]\n"
+        f"{indented}"
+        "    return cut\n"
+    }
+
+
+_SECOND_LONGEST = """
+import networkx as nx
+
+def second_longest(durations, deps):
+    g = nx.DiGraph()
+    g.add_nodes_from(durations)
+    g.add_edges_from(deps)
+    sources = [v for v in g if g.in_degree(v) == 0]
+    sinks = [v for v in g if g.out_degree(v) == 0]
+    lengths = {durations[s] for s in sources if s in sinks}
+    for s in sources:
+        for t in sinks:
+            if s != t:
+                lengths |= {sum(durations[o] for o in p) for p in nx.all_simple_paths(g, s, t)}
+    ranked = sorted({round(x, 12) for x in lengths}, reverse=True)
+    return ranked[1] if len(ranked) > 1 else ranked[0]
+"""
+
+_BOTH = ("longest_path_length_tests", "longest_path_path_tests")
+_LENGTH = ("longest_path_length_tests",)
+_PATH = ("longest_path_path_tests",)
+_CUT = ("useful_cut_tests",)
 
 MUTANTS = [
     # Exercise 1: build the graph of a described step (graded on which op must precede which).
@@ -164,7 +319,8 @@ MUTANTS = [
     ),
     Mutant(
         name="build_host_sync_blocks_only_the_cpu",
-        why="loss.item() waits for fwd, but the GPU does not wait for the CPU to launch bwd_2",
+        why="loss.item() waits for fwd, but the backward kernels need not wait for the CPU to "
+        "issue them",
         cells=_build(_without(("log", "bwd_2"))),
         grades=("build_deps_tests",),
     ),
@@ -175,15 +331,57 @@ MUTANTS = [
         grades=("build_deps_tests",),
     ),
     Mutant(
+        name="build_sync_reversed",
+        why="log before fwd: the host sync drawn the wrong way round",
+        cells=_build(_without(("fwd", "log"), extra=[("log", "fwd")])),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
+        name="build_launch_edge_to_bwd_1",
+        why="the CPU's launch edge drawn to the last backward kernel instead of the first",
+        cells=_build(_without(("log", "bwd_2"), extra=[("log", "bwd_1")])),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
+        name="build_copy_does_not_wait_for_load",
+        why="the copy is asynchronous, so it is taken to overlap the data loader",
+        cells=_build(_without(("load", "h2d"))),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
+        name="build_forward_does_not_wait_for_copy",
+        why="non_blocking=True read as 'the forward pass need not wait for the copy'",
+        cells=_build(_without(("h2d", "fwd"))),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
         name="build_optimizer_does_not_wait",
         why="opt runs after bwd_1 on its stream but does not wait for the all-reduce",
         cells=_build(_without(("allreduce_1", "opt"))),
         grades=("build_deps_tests",),
     ),
     Mutant(
+        name="build_optimizer_waits_for_the_first_allreduce_only",
+        why="opt waits for allreduce_2, the first all-reduce issued, not the last",
+        cells=_build(_without(("allreduce_1", "opt"), extra=[("allreduce_2", "opt")])),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
         name="build_allreduce_after_whole_backward",
         why="both all-reduces wait for the whole backward pass: no bucketed overlap",
         cells=_build(_without(("bwd_2", "allreduce_2"), extra=[("bwd_1", "allreduce_2")])),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
+        name="build_buckets_swapped",
+        why="allreduce_k paired with the other bucket's backward kernel",
+        cells=_build(
+            _without(
+                ("bwd_2", "allreduce_2"),
+                ("bwd_1", "allreduce_1"),
+                extra=[("bwd_2", "allreduce_1"), ("bwd_1", "allreduce_2")],
+            )
+        ),
         grades=("build_deps_tests",),
     ),
     Mutant(
@@ -213,24 +411,24 @@ MUTANTS = [
         cells=_build("stream_order_edges(BUILD_ORDER)"),
         grades=("build_deps_tests",),
     ),
-    # Exercise 2: longest path by topological order.
+    # Exercise 2: longest path by topological order (length and path graded apart).
     Mutant(
         name="longest_path_greedy",
         why="walks from the heaviest source to the heaviest successor instead of searching",
         cells=_longest(_GREEDY),
-        grades=("longest_path_tests",),
+        grades=_BOTH,
     ),
     Mutant(
         name="longest_path_without_last_duration",
         why="reports the start of the last op instead of its end",
         cells=_longest(_NO_LAST_DURATION),
-        grades=("longest_path_tests",),
+        grades=_LENGTH,
     ),
     Mutant(
         name="longest_path_sum_of_durations",
         why="adds all durations",
         cells=_longest(_SUM_ALL),
-        grades=("longest_path_tests",),
+        grades=_BOTH,
     ),
     Mutant(
         name="longest_path_drops_a_zero_duration_first_op",
@@ -238,7 +436,7 @@ MUTANTS = [
         cells=_longest(
             _KAHN.replace("UPDATE", "end[u] > start[v]").replace("LAST_CANDIDATES", _RIGHT_LAST)
         ),
-        grades=("longest_path_tests",),
+        grades=_PATH,
     ),
     Mutant(
         name="longest_path_ends_at_any_op",
@@ -247,7 +445,31 @@ MUTANTS = [
         cells=_longest(
             _KAHN.replace("UPDATE", _RIGHT_UPDATE).replace("LAST_CANDIDATES", "durations")
         ),
-        grades=("longest_path_tests",),
+        grades=_PATH,
+    ),
+    Mutant(
+        name="longest_path_reversed",
+        why="returns the path as walked back, last op first",
+        cells=_longest(_scaffold(ret="end[last], path")),
+        grades=_PATH,
+    ),
+    Mutant(
+        name="longest_path_heaviest_predecessor",
+        why="remembers the predecessor with the longest duration, not the one that ends last",
+        cells=_longest(_scaffold(best_key="durations.get")),
+        grades=_BOTH,
+    ),
+    Mutant(
+        name="longest_path_first_source_only",
+        why="searches from the first op without a predecessor only",
+        cells=_longest(_ONE_SOURCE),
+        grades=_BOTH,
+    ),
+    Mutant(
+        name="longest_path_ops_from_deps_only",
+        why="collects the ops from deps, so an op in no pair is forgotten",
+        cells=_longest(_OPS_FROM_DEPS),
+        grades=_BOTH,
     ),
     Mutant(
         name="longest_path_delegates",
@@ -257,148 +479,137 @@ MUTANTS = [
             "    cp = critical_path(step_graph(durations, deps))\n"
             "    return cp.length, list(cp.ops)\n"
         ),
-        grades=("longest_path_tests",),
+        grades=_BOTH,
     ),
     Mutant(
         name="longest_path_nx_wrapped_alias",
         why="networkx's dag_longest_path through its __wrapped__ alias on a node-split graph",
         cells=_longest(_NX_WRAPPED),
-        grades=("longest_path_tests",),
+        grades=_BOTH,
     ),
     Mutant(
         name="longest_path_bellman_ford_negated",
         why="networkx's Bellman-Ford shortest path on negated durations",
         cells=_longest(_BELLMAN_FORD),
-        grades=("longest_path_tests",),
-    ),
-    # Exercise 3: which ops, made 2x faster on their own, shorten the step.
-    Mutant(
-        name="faster_ops_zero_slack",
-        why="takes every zero-slack op, including the tied optimizers",
-        cells={
-            "faster_ops_answer": "from course_lib.graph import slack\n"
-            "faster_ops = {op for op, s in slack(EX_GRAPH).items() if s == 0}"
-        },
-        grades=("faster_ops_tests",),
+        grades=_BOTH,
     ),
     Mutant(
-        name="faster_ops_critical_path",
-        why="the ops of one critical path, which ends at a tied optimizer",
-        cells={"faster_ops_answer": "faster_ops = set(critical_path(EX_GRAPH).ops)"},
-        grades=("faster_ops_tests",),
+        name="longest_path_min_cost_flow",
+        why="networkx's min-cost flow (network simplex) of one unit on negated durations",
+        cells=_longest(_MIN_COST_FLOW.replace("FLOW", "nx.min_cost_flow(g)")),
+        grades=_BOTH,
     ),
     Mutant(
-        name="faster_ops_top_by_duration",
-        why="takes the five longest ops, the profiler table's top",
-        cells={
-            "faster_ops_answer": "faster_ops = set(sorted(EX_DURATIONS, key=EX_DURATIONS.get, "
-            "reverse=True)[:5])"
-        },
-        grades=("faster_ops_tests",),
+        name="longest_path_capacity_scaling",
+        why="networkx's capacity-scaling min-cost flow on negated durations",
+        cells=_longest(_MIN_COST_FLOW.replace("FLOW", "nx.capacity_scaling(g)[1]")),
+        grades=_BOTH,
     ),
     Mutant(
-        name="faster_ops_full_gain_only",
-        why="keeps only ops that save their whole half, dropping bwd1_r1 whose path shifts",
-        cells={
-            "faster_ops_answer": "faster_ops = {op for op in EX_DURATIONS "
-            f"if abs(({_GAIN}) - EX_DURATIONS[op] / 2) < 1e-12}}"
-        },
-        grades=("faster_ops_tests",),
+        name="longest_path_astar_reweighted",
+        why="networkx's A* on weights made non-negative with a topological potential",
+        cells=_longest(_REWEIGHTED.replace("SEARCH", "nx.astar_path")),
+        grades=_BOTH,
     ),
     Mutant(
-        name="faster_ops_slow_rank",
-        why="every op of the slower rank, rank 1",
-        cells={
-            "faster_ops_answer": "faster_ops = {op for op in EX_DURATIONS if op.endswith('_r1')}"
-        },
-        grades=("faster_ops_tests",),
+        name="longest_path_dijkstra_reweighted",
+        why="networkx's Dijkstra on weights made non-negative with a topological potential",
+        cells=_longest(_REWEIGHTED.replace("SEARCH", "nx.dijkstra_path")),
+        grades=_BOTH,
     ),
-    # Exercise 4: gain of a 2x faster bwd1_r1.
+    # Exercise 3: the useful cut, T(d) - T(0).
     Mutant(
-        name="gain_half_duration",
-        why="assumes bwd1_r1 stays critical: saves half its duration",
-        cells={"gain_answer": "gain_bwd1_r1 = EX_DURATIONS['bwd1_r1'] / 2"},
-        grades=("gain_tests",),
-    ),
-    Mutant(
-        name="gain_gap_to_rank0",
-        why="stops at rank 0's path, missing that allreduce_2 takes over first",
-        cells={"gain_answer": "gain_bwd1_r1 = 3.5 * ms"},
-        grades=("gain_tests",),
-    ),
-    Mutant(
-        name="gain_none",
-        why="no gain, as if bwd1_r1 had slack",
-        cells={"gain_answer": "gain_bwd1_r1 = 0.0"},
-        grades=("gain_tests",),
-    ),
-    Mutant(
-        name="gain_in_ms",
-        why="the right gain in milliseconds instead of seconds",
-        cells={
-            "gain_answer": "gain_bwd1_r1 = (step_time(EX_GRAPH) - what_if(EX_GRAPH, "
-            "{'bwd1_r1': 2.5 * ms})) / ms"
-        },
-        grades=("gain_tests",),
-    ),
-    # Exercise 5: useful reduction of load_r1 (3.5 ms; halving saves only 3 ms).
-    Mutant(
-        name="useful_cut_full_duration",
-        why="assumes the whole loader time can be saved",
-        cells={"useful_cut_answer": "useful_cut_load_r1 = EX_DURATIONS['load_r1']"},
-        grades=("useful_cut_tests",),
+        name="useful_cut_whole_duration",
+        why="assumes the whole duration can be saved",
+        cells=_cut("cut = d"),
+        grades=_CUT,
     ),
     Mutant(
         name="useful_cut_gain_from_halving",
-        why="the gain from halving load_r1, which stops short of the kink",
-        cells={
-            "useful_cut_answer": "useful_cut_load_r1 = step_time(EX_GRAPH) - what_if("
-            "EX_GRAPH, {'load_r1': EX_DURATIONS['load_r1'] / 2})"
-        },
-        grades=("useful_cut_tests",),
+        why="the gain from halving the op, T(d) - T(d/2), which stops short of the kink or of d",
+        cells=_cut("cut = T - step_time(step_graph({**durations, op: d / 2}, deps))"),
+        grades=_CUT,
     ),
     Mutant(
-        name="useful_cut_loader_difference",
-        why="compares the two loaders only, ignoring rank 0's host sync",
-        cells={
-            "useful_cut_answer": "useful_cut_load_r1 = EX_DURATIONS['load_r1'] - "
-            "EX_DURATIONS['load_r0']"
-        },
-        grades=("useful_cut_tests",),
+        name="useful_cut_T_minus_A_unclipped",
+        why="T - A without the bound at d: more than the op's duration when it pays all the way",
+        cells=_cut("cut = T - path_bounds(g, op)[0]", "from course_lib.graph import path_bounds"),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_without_the_op_unclipped",
+        why="T minus the longest path of the graph with the op deleted, not bounded by d",
+        cells=_cut(
+            "rest = {o: x for o, x in durations.items() if o != op}\n"
+            "kept = [(u, v) for u, v in deps if op not in (u, v)]\n"
+            "cut = T - longest_path(rest, kept)[0]"
+        ),
+        grades=_CUT,
     ),
     Mutant(
         name="useful_cut_kink_duration",
         why="the duration at the kink, d* = A - B, instead of the cut that reaches it",
-        cells={
-            "useful_cut_answer": "A, B = path_bounds(EX_GRAPH, 'load_r1')\n"
-            "useful_cut_load_r1 = A - B"
-        },
-        grades=("useful_cut_tests",),
+        cells=_cut(
+            "A, B = path_bounds(g, op)\ncut = A - B", "from course_lib.graph import path_bounds"
+        ),
+        grades=_CUT,
     ),
     Mutant(
-        name="useful_cut_via_allreduce_2",
-        why="the gap to rank 0's path through allreduce_2, not its longer path through allreduce_1",
-        cells={"useful_cut_answer": "useful_cut_load_r1 = 4.5 * ms"},
-        grades=("useful_cut_tests",),
+        name="useful_cut_kink_duration_clipped",
+        why="the duration at the kink clipped to [0, d]: where the cut stops paying, not its size",
+        cells=_cut(
+            "A, B = path_bounds(g, op)\ncut = min(d, max(0.0, A - B))",
+            "from course_lib.graph import path_bounds",
+        ),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_zero_slack_pays_all",
+        why="a critical op (zero slack) pays all the way down: misses the kink and the tie",
+        cells=_cut("cut = d if slack(g)[op] == 0 else 0.0", "from course_lib.graph import slack"),
+        grades=_CUT,
     ),
     Mutant(
         name="useful_cut_smallest_slack",
-        why="takes the smallest non-zero slack in the step (allreduce_2's), which itself "
-        "depends on load_r1",
-        cells={
-            "useful_cut_answer": "from course_lib.graph import slack\n"
-            "useful_cut_load_r1 = min(s for s in slack(EX_GRAPH).values() if s > 0)"
-        },
-        grades=("useful_cut_tests",),
+        why="a critical op pays until the smallest positive slack in the step is used up",
+        cells=_cut(
+            "s = slack(g)\n"
+            "others = [x for x in s.values() if x > 0]\n"
+            "cut = min([d] + others) if s[op] == 0 else 0.0",
+            "from course_lib.graph import slack",
+        ),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_second_longest_path",
+        why="the gap to the second-longest path, which may run through the op too",
+        cells=_cut(
+            "s = slack(g)\ncut = min(d, T - second_longest(durations, deps)) if s[op] == 0 else 0.0",
+            "from course_lib.graph import slack\n" + _SECOND_LONGEST,
+        ),
+        grades=_CUT,
     ),
     Mutant(
         name="useful_cut_in_ms",
         why="the right cut in milliseconds instead of seconds",
-        cells={
-            "useful_cut_answer": "useful_cut_load_r1 = (step_time(EX_GRAPH) - "
-            "path_bounds(EX_GRAPH, 'load_r1')[0]) / ms"
-        },
-        grades=("useful_cut_tests",),
+        cells=_cut("cut = (T - step_time(step_graph({**durations, op: 0.0}, deps))) / ms"),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_delegates_useful_reduction",
+        why="course_lib.graph.useful_reduction computes the answer in one call",
+        cells=_cut(
+            "cut = useful_reduction(g, op)", "from course_lib.graph import useful_reduction"
+        ),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_delegates_speedup_gain",
+        why="course_lib.graph.speedup_gain with an infinite speed-up is T(d) - T(0) in one call",
+        cells=_cut(
+            "cut = speedup_gain(g, op, float('inf'))", "from course_lib.graph import speedup_gain"
+        ),
+        grades=_CUT,
     ),
 ]
 
@@ -445,6 +656,30 @@ def longest_path(durations, deps):
     return end[last], path[::-1]
 '''
 
+
+_RELAX = '''
+def longest_path(durations, deps):
+    """No topological order: relax every edge |V| times (Bellman-Ford by hand, max not min)."""
+    has_pred = {v for _, v in deps}
+    end = {op: (durations[op] if op not in has_pred else float("-inf")) for op in durations}
+    best = {op: None for op in durations}
+    for _ in range(len(durations)):
+        changed = False
+        for u, v in deps:
+            if end[u] + durations[v] > end[v]:
+                end[v] = end[u] + durations[v]
+                best[v] = u
+                changed = True
+        if not changed:
+            break
+    has_succ = {u for u, _ in deps}
+    last = max((o for o in durations if o not in has_succ), key=end.get)
+    path = [last]
+    while best[path[-1]] is not None:
+        path.append(best[path[-1]])
+    return end[last], path[::-1]
+'''
+
 RIGHT_ANSWERS = [
     Mutant(
         name="build_with_implied_edges",
@@ -452,47 +687,104 @@ RIGHT_ANSWERS = [
         cells=_build(
             "[('load', 'log'), ['fwd', 'bwd_2'], ('bwd_2', 'bwd_1'), ('bwd_1', 'opt'),"
             " ('allreduce_2', 'allreduce_1'), ('allreduce_2', 'opt'), ('fwd', 'bwd_1'),"
-            " ('log', 'bwd_1')]"
+            " ('log', 'bwd_1'), ('load', 'fwd'), ('log', 'opt'), ('log', 'allreduce_2')]"
             f" + {_CROSS_LANE!r}"
         ),
         grades=("build_deps_tests",),
     ),
     Mutant(
+        name="build_as_a_set",
+        why="the right edges as a set of pairs",
+        cells=_build(f"set({_without()})"),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
+        name="build_transitive_closure",
+        why="every ordering written out (the transitive closure of the right graph), as a tuple",
+        cells=_build(f"tuple(sorted(orderings(step_graph(BUILD_DURATIONS, {_without()}))))"),
+        grades=("build_deps_tests",),
+    ),
+    Mutant(
         name="longest_path_memoised_dfs",
-        why="a memoised depth-first search instead of Kahn's algorithm",
+        why="a memoised depth-first search instead of a topological pass",
         cells=_longest(_DFS),
-        grades=("longest_path_tests",),
+        grades=_BOTH,
     ),
     Mutant(
         name="longest_path_nx_topological_sort",
         why="networkx's topological_sort for the order, the recurrence by hand",
         cells=_longest(_NX_TOPO),
-        grades=("longest_path_tests",),
+        grades=_BOTH,
     ),
     Mutant(
-        name="faster_ops_by_slack_and_gain",
-        why="critical ops (zero slack) whose halving changes the step, as a frozenset",
-        cells={
-            "faster_ops_answer": f"faster_ops = frozenset(op for op in EX_DURATIONS if {_GAIN} > 1e-9)"
-        },
-        grades=("faster_ops_tests",),
+        name="longest_path_relaxation_by_hand",
+        why="Bellman-Ford's relaxation written by hand, with max instead of min",
+        cells=_longest(_RELAX),
+        grades=_BOTH,
     ),
     Mutant(
-        name="useful_cut_remove_the_op",
-        why="T(d) - T(0): the gain from removing load_r1 entirely equals the useful cut",
+        name="longest_path_numpy_length_tuple_path",
+        why="the lesson's pass, returning a numpy float and a tuple",
+        cells=_longest(_scaffold(ret="np.float64(end[last]), tuple(path[::-1])")),
+        grades=_BOTH,
+    ),
+    Mutant(
+        name="longest_path_list_return",
+        why="the lesson's pass, returning [length, path] as a list",
+        cells=_longest(_scaffold(ret="[end[last], path[::-1]]")),
+        grades=_BOTH,
+    ),
+    Mutant(
+        name="useful_cut_with_own_longest_path",
+        why="T(d) - T(0) with the learner's longest_path of Exercise 2",
         cells={
-            "useful_cut_answer": "useful_cut_load_r1 = step_time(EX_GRAPH) - "
-            "what_if(EX_GRAPH, {'load_r1': 0.0})"
+            "useful_cut_answer": "def useful_cut(durations, deps, op):\n"
+            "    return longest_path(durations, deps)[0] - longest_path("
+            "{**durations, op: 0.0}, deps)[0]\n"
         },
-        grades=("useful_cut_tests",),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_bounds_clipped",
+        why="min(d, B + d - A), at least 0, from path_bounds",
+        cells=_cut(
+            "A, B = path_bounds(g, op)\ncut = max(0.0, min(d, B + d - A))",
+            "from course_lib.graph import path_bounds",
+        ),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_without_the_op_clipped",
+        why="T minus the longest path with the op deleted, bounded by d and 0",
+        cells=_cut(
+            "rest = {o: x for o, x in durations.items() if o != op}\n"
+            "kept = [(u, v) for u, v in deps if op not in (u, v)]\n"
+            "cut = max(0.0, min(d, T - longest_path(rest, kept)[0]))"
+        ),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_what_if",
+        why="T(d) - T(0) with what_if, imported by the learner",
+        cells=_cut("cut = T - what_if(g, {op: 0.0})", "from course_lib.graph import what_if"),
+        grades=_CUT,
+    ),
+    Mutant(
+        name="useful_cut_grid_search",
+        why="the largest of 1000 cuts in [0, d] that still saves one for one (within 10 us)",
+        cells=_cut(
+            "cut = 0.0\n"
+            "for c in np.linspace(0.0, d, 1000):\n"
+            "    saved = T - step_time(step_graph({**durations, op: d - c}, deps))\n"
+            "    if abs(saved - c) < 1e-9:\n"
+            "        cut = float(c)"
+        ),
+        grades=_CUT,
     ),
     Mutant(
         name="useful_cut_numpy_float",
         why="the right cut as a numpy float",
-        cells={
-            "useful_cut_answer": "useful_cut_load_r1 = np.float64(step_time(EX_GRAPH) - "
-            "path_bounds(EX_GRAPH, 'load_r1')[0])"
-        },
-        grades=("useful_cut_tests",),
+        cells=_cut("cut = np.float64(T - step_time(step_graph({**durations, op: 0.0}, deps)))"),
+        grades=_CUT,
     ),
 ]
