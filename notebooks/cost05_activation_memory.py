@@ -129,9 +129,7 @@ print(
 )
 memory_timeline(step, title="One training step, GPT-2-small shape, s = 1024, b = 4")
 plt.show()
-by_category = step_peak.live.groupby("category")["bytes"].sum().reindex(STEP_CATEGORIES)
-display((by_category.fillna(0) / GiB).round(3).to_frame("GiB at the peak"))
-display(step_peak.live.head(5).assign(bytes=lambda d: d["bytes"] / MiB))
+display(step_peak.live.head(5).assign(bytes=lambda d: d["bytes"] / MiB))  # largest first, MiB
 
 # %% [markdown]
 # The orange ramp is the forward pass saving activations layer by layer; the backward pass
@@ -154,6 +152,7 @@ display(step_peak.live.head(5).assign(bytes=lambda d: d["bytes"] / MiB))
 
 # %%
 allocated = step[step["kind"] == "alloc"]
+by_category = step_peak.live.groupby("category")["bytes"].sum()
 totals = pd.DataFrame(
     {
         "sum of allocations (GiB)": allocated.groupby("category")["bytes"].sum() / GiB,
