@@ -35,7 +35,6 @@ from course_lib.explorers.fill_drain import fill_drain_explorer
 from course_lib.figures.pipeline import (
     bubble_curves,
     fill_drain_anatomy,
-    latency_sweep,
     stash_curves,
 )
 from course_lib.memory import activation_bytes_per_layer
@@ -183,13 +182,10 @@ with_latency = simulate(schedule, forward_time, backward_time, p2p_latency=delta
 print(f"closed form: {((m + p - 1) * (t_f + t_b) + 2 * (p - 1) * delta) * 1e3:.2f} ms")
 print(f"simulate:    {with_latency.makespan * 1e3:.2f} ms")
 
-latency_sweep(p, m, t_f, t_b, latencies=np.linspace(0.0, 1.0e-3, 11))
-plt.show()
-
 # %% [markdown]
-# The GPipe circles sit on the line: 6 ms of step per ms of $\delta$. The 1F1B squares leave it
-# as soon as $\delta > 0$: in its steady state each forward–backward pair waits for a
-# neighbour's message, so $\delta$ is paid again and again; pipe03 weighs that trade.
+# The simulator agrees. 1F1B pays more: in its steady state each forward–backward pair waits for
+# a neighbour's message, so $\delta$ is paid again and again (the explorer shows it; pipe03
+# weighs the trade).
 #
 # The model lets a message land $\delta$ after it is sent, whether or not its receiver is ready:
 # $2(p - 1)\delta$ assumes receives are posted ahead (or the message is buffered). If a stage

@@ -116,7 +116,7 @@ def test_default_title_names_schedule_and_idle_fraction():
         plt.close(ax.figure)
 
 
-# --- pipe02's figures: anatomy, two bubbles, stashes, latency ---------------------------------
+# --- pipe02's figures: anatomy, two bubbles, stashes ---------------------------------
 
 
 def test_fill_drain_critical_path_is_the_chain_that_spans_the_step():
@@ -221,26 +221,5 @@ def test_stash_curves_are_in_flight_with_peaks_and_gib_axis():
         (right,) = [c for c in ax.child_axes]
         assert right.get_ylabel() == "GiB at 2.125 GiB each"
         assert ax.get_xlabel() == "time (ms)"
-    finally:
-        plt.close(ax.figure)
-
-
-def test_latency_sweep_line_is_the_closed_form_and_markers_the_simulator():
-    """The line is (m + p - 1)(t_f + t_b) + 2(p - 1)δ; GPipe's circles lie on it, 1F1B's rise."""
-    from course_lib.figures.pipeline import latency_sweep
-
-    deltas = np.linspace(0.0, 1e-3, 5)
-    ax = latency_sweep(4, 8, 1e-3, 2e-3, deltas)
-    try:
-        lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
-        xs, closed = lines["closed-form"].get_data()
-        assert list(xs) == pytest.approx(list(deltas * 1e3))
-        assert list(closed) == pytest.approx([33 + 6 * d * 1e3 for d in deltas])
-        _, gpipe_ms = lines["simulated:GPipe"].get_data()
-        assert list(gpipe_ms) == pytest.approx(list(closed))
-        _, one_f_ms = lines["simulated:1F1B"].get_data()
-        assert one_f_ms[0] == pytest.approx(33.0) and all(one_f_ms[1:] > closed[1:] + 1e-9)
-        assert ax.get_title(loc="left") == "Latency adds 2(p − 1) = 6 × δ to GPipe's step"
-        assert ax.get_xlabel() == "per-hop latency δ (ms)"
     finally:
         plt.close(ax.figure)

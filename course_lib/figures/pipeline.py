@@ -1,4 +1,5 @@
-"""Pipeline schedule figures (pipe02 onward): a schedule grid of F/B/W actions per rank over time."""
+"""Pipeline schedule figures (pipe02 onward): schedule grids of F/B/W actions per rank over time,
+the anatomy of a fill-drain step, its two bubbles against m, and activation stashes over time."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def schedule_grid(timeline: Timeline, ax: Axes | None = None, title: str | None 
     return ax
 
 
-# --- pipe02: the fill-drain step, its two bubbles, its stashes, its latency -------------------
+# --- pipe02: the fill-drain step, its two bubbles, its stashes ----------------------------------
 
 PIPELINE_LINE_COLOURS = ("#0072B2", "#D55E00", "#CC79A7", "#009E73")
 """Okabe-Ito colours, in turn, of the curves of several pipelines (by p, or by schedule)."""
@@ -125,9 +126,10 @@ def fill_drain_anatomy(
 
     The boxes off the critical path (:func:`fill_drain_critical_path`) are faded; the path's are
     redrawn on top with a black edge (gids ``path:F`` and ``path:B``). The three idle triangles
-    are labelled where they are widest: "fill" on the last rank before its first forward, "drain
+    are labelled (gid ``idle-label``): "fill" on the last rank before its first forward, "drain
     F · fill B" on rank 0 between its last forward and first backward, "drain" on the last rank
-    after its last backward. Two spans under the grid measure the path's forwards and backwards.
+    after its last backward. Two spans under the grid (gid ``span-label``) measure the path's
+    forwards and backwards.
     """
     schedule = timeline.schedule
     p, m = schedule.num_stages, schedule.num_microbatches
@@ -270,45 +272,4 @@ def stash_curves(
     ax.grid(alpha=0.3)
     ax.legend(frameon=False, loc="upper right")
     ax.set_title(f"Activations stashed on stage {stage}", loc="left")
-    return ax
-
-
-def latency_sweep(
-    num_stages: int,
-    num_microbatches: int,
-    forward_time: float,
-    backward_time: float,
-    latencies: np.ndarray | list[float],
-    ax: Axes | None = None,
-) -> Axes:
-    """Step time against the per-hop latency δ: the fill-drain closed form and the simulator (pipe02).
-
-    The line (gid ``closed-form``) is (m + p - 1)(t_f + t_b) + 2(p - 1)δ; circles (gid
-    ``simulated:GPipe``) and squares (gid ``simulated:1F1B``) are ``simulate(...).makespan`` of
-    gpipe and one_f_one_b with that latency on every hop.
-    """
-    from course_lib.pipeline import fill_drain_makespan, gpipe, one_f_one_b, simulate
-
-    p, m = num_stages, num_microbatches
-    deltas = np.asarray(latencies, dtype=float)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
-    closed = [fill_drain_makespan(p, m, forward_time, backward_time, d) for d in deltas]
-    scale, unit = time_unit(max(closed))
-    d_scale, d_unit = time_unit(float(deltas.max()) if len(deltas) else 0.0)
-    ax.plot(deltas * d_scale, np.array(closed) * scale, lw=2, gid="closed-form",
-            label="closed form (m + p − 1)(t_f + t_b) + 2(p − 1)δ")  # fmt: skip
-    for generator, name, marker, colour in [
-        (gpipe, "GPipe", "o", PIPELINE_LINE_COLOURS[0]),
-        (one_f_one_b, "1F1B", "s", PIPELINE_LINE_COLOURS[1]),
-    ]:
-        schedule = generator(p, m)
-        spans = [simulate(schedule, forward_time, backward_time, p2p_latency=d).makespan
-                 for d in deltas]  # fmt: skip
-        ax.plot(deltas * d_scale, np.array(spans) * scale, marker, color=colour, mfc="white",
-                gid=f"simulated:{name}", label=f"simulate({generator.__name__}({p}, {m}), …)")  # fmt: skip
-    ax.set(xlabel=f"per-hop latency δ ({d_unit})", ylabel=f"step time ({unit})")
-    ax.grid(alpha=0.3)
-    ax.legend(frameon=False)
-    ax.set_title(f"Latency adds 2(p − 1) = {2 * (p - 1)} × δ to GPipe's step", loc="left")
     return ax
