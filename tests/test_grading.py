@@ -1,12 +1,13 @@
-"""Grading round trip per lesson, in a temporary course with nbgrader's own autograde.
+"""Grading round trip per lesson, in a temporary course, graded as an instructor grades: with
+`course grade` (each student's kernel in the sandbox, grade cells in the trusted checker).
 
 The instructor's solutions score full marks, the untouched student notebook scores zero on every
-autograded cell, and every mutant (a plausible wrong answer in tests/mutants/) scores below full
-on the grade cells it targets. Every autograded grade cell is targeted by at least one mutant.
-
-Mutants (and alternative right answers) that cannot affect one another's cells or grade cells share
-one graded notebook (tests/mutants/batching.py decides this statically); each is judged on its own
-grade cells only.
+autograded cell, every mutant (a plausible wrong answer in tests/mutants/) scores below full on the
+grade cells it targets, and every other right answer (RIGHT_ANSWERS) keeps full marks. Every
+autograded grade cell is targeted by at least one mutant. Solutions and the untouched release are
+graded in full; mutants and right answers on their graded cells only (setup, solutions, grade
+cells: solutions read nothing else, tests/test_lesson_budget.py), which keeps twenty lessons'
+round trips within `make test`'s time.
 """
 
 from __future__ import annotations
@@ -18,46 +19,26 @@ import pytest
 from course_lib.machinery import grading
 from tests.conftest import ROOT, lessons
 from tests.mutants import mutants_for, right_answers_for
-from tests.mutants.batching import LessonCells, batches
 
 LESSONS = lessons()
 
 
 @pytest.fixture(scope="module", params=LESSONS)
 def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """Autograde solutions, the untouched release and every mutant of one lesson (once)."""
+    """Grade solutions, the untouched release, every mutant and right answer of one lesson."""
     lesson = request.param
-    course = grading.open_course(tmp_path_factory.mktemp(f"course-{lesson}"), ROOT)
     source = ROOT / "source" / lesson / f"{lesson}.ipynb"
-    grading.setup_lesson(course, source, lesson)
     release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
     solutions = grading.solution_sources(nbformat.read(source, as_version=4))
     mutants = mutants_for(lesson)
     rights = right_answers_for(lesson)
-    grading.submit(course, lesson, "solutions", grading.fill_cells(release, solutions))
-    grading.submit(course, lesson, "untouched", release)
-    students = ["solutions", "untouched"]
-    variants = [("mutant", i, m) for i, m in enumerate(mutants)]
-    variants += [("right", i, r) for i, r in enumerate(rights)]
-    cells_of = LessonCells.from_source(nbformat.read(source, as_version=4), solutions)
-    rename: dict[str, str] = {}  # f"{prefix}{i:02d}" -> the batch notebook it is graded in
-    for k, group in enumerate(batches(cells_of, [v for _, _, v in variants])):
-        student = f"batch{k:02d}"
-        cells = dict(solutions)
-        for index in group:
-            prefix, i, variant = variants[index]
-            cells.update(variant.cells)
-            rename[f"{prefix}{i:02d}"] = student
-        grading.submit(course, lesson, student, grading.fill_cells(release, cells))
-        students.append(student)
-    scores = grading.autograde(course, lesson, students)
-    # One row per (variant, grade cell it is judged on), under the variant's own name.
-    parts = [scores[scores.student.isin(["solutions", "untouched"])]]
-    for prefix, i, variant in variants:
-        name = f"{prefix}{i:02d}"
-        rows = scores[(scores.student == rename[name]) & scores.grade_id.isin(variant.grades)]
-        parts.append(rows.assign(student=name))
-    scores = pd.concat(parts, ignore_index=True)
+    submissions = {"solutions": grading.fill_cells(release, solutions), "untouched": release}
+    for prefix, variants in (("mutant", mutants), ("right", rights)):
+        for i, variant in enumerate(variants):
+            nb = grading.fill_cells(release, {**solutions, **variant.cells})
+            submissions[f"{prefix}{i:02d}"] = grading.graded_cells_only(nb)
+    course = tmp_path_factory.mktemp(f"course-{lesson}")
+    scores = grading.grade_trusted(course, lesson, source, submissions, config_root=ROOT)
     return lesson, mutants, scores, rights
 
 

@@ -1,7 +1,9 @@
 """Autograding in a course directory of nbgrader's layout, with the scores read back per grade cell.
 
-`course_dir` sets up a temporary (or given) nbgrader course with this course's configuration and a
-gradebook of its own; `autograde` grades submissions and returns one row per (student, grade cell).
+`open_course` sets up a temporary (or given) nbgrader course with this course's configuration and
+a gradebook of its own; `autograde` grades submissions there with plain nbgrader (grade cells run
+in the student's kernel) and `grade_trusted` with `course grade` (the sandbox and the trusted
+checker, as an instructor grades); both return one row per (student, grade cell).
 """
 
 from __future__ import annotations
@@ -115,3 +117,59 @@ def solution_sources(source_nb: nbformat.NotebookNode) -> dict[str, str]:
             ]
             out[meta["grade_id"]] = "\n".join(lines)
     return out
+
+
+def graded_cells_only(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of a notebook with only its nbgrader cells (setup, solutions, grade cells, the
+    explained answer): what a mutant needs, since solutions read only the setup and earlier
+    solutions (tests/test_lesson_budget.py) — and it grades in a fraction of the time."""
+    nb = nbformat.from_dict(nb)
+    nb.cells = [c for c in nb.cells if "nbgrader" in c.get("metadata", {})]
+    return nb
+
+
+def grade_trusted(
+    course_root: Path,
+    lesson: str,
+    source_notebook: Path,
+    submissions: Mapping[str, nbformat.NotebookNode],
+    jobs: int = 2,
+    config_root: Path | None = None,
+) -> pd.DataFrame:
+    """Grade submissions with `course grade` (the sandbox and the trusted checker) in a fresh
+    course at `course_root`; one row per (student, grade cell), as `autograde` returns."""
+    from nbgrader.api import Gradebook
+
+    from course_lib.machinery.grader.runner import GradeOptions, grade_lesson
+
+    root = Path(course_root)
+    (root / "source" / lesson).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(
+        (config_root or chain.find_root()) / "nbgrader_config.py", root / "nbgrader_config.py"
+    )
+    shutil.copyfile(source_notebook, root / "source" / lesson / f"{lesson}.ipynb")
+    for student, nb in submissions.items():
+        path = root / "submitted" / student / lesson / f"{lesson}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+    options = GradeOptions(jobs=jobs, sandbox="auto", progress=False, timeout=600.0)
+    report = grade_lesson(root, lesson, options)
+    failed = report.rows[report.rows.status.isin(["error", "error_student"])]
+    if len(failed):
+        raise RuntimeError(f"{lesson}: course grade failed for\n{failed.to_string()}")
+    rows = []
+    with Gradebook(report.db_url) as gb:
+        for student in submissions:
+            nb = gb.find_submission_notebook(lesson, lesson, student)
+            for grade in nb.grades:
+                rows.append(
+                    {
+                        "student": student,
+                        "grade_id": grade.name,
+                        "score": float(grade.score or 0.0),
+                        "max_score": float(grade.max_score),
+                        "auto": grade.auto_score is not None,
+                        "needs_manual_grade": bool(grade.needs_manual_grade),
+                    }
+                )
+    return pd.DataFrame(rows)
