@@ -238,8 +238,8 @@ plt.show()
 
 # %% [markdown]
 # Orange ops are critical. The four backward kernels top the left chart, but `bwd_1` gives only
-# 1.5 ms where the others give 2.5 ms: its kink. Three all-reduces give nothing; `allreduce_1`
-# gives 2.25 ms. `load_batch`, ninth by time, gives 1.5 ms, yet no kernel table lists it. A per-op
+# 1.5 ms where the others give 2.5 ms: its kink is at 3.5 ms. Three all-reduces give nothing;
+# `allreduce_1` gives 2.25 ms. `load_batch`, ninth by time, gives 1.5 ms, yet no kernel table lists it. A per-op
 # table sums ops that run at the same time, cannot tell a hidden op from an exposed one, and
 # ignores the kink.
 
