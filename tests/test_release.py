@@ -19,8 +19,13 @@ def _cells(path: Path) -> list[dict]:
 
 
 def _secret_lines(source_cells: list[dict]) -> set[str]:
-    """Lines inside solution and hidden-test blocks that are specific enough to count as a leak."""
+    """Lines inside solution and hidden-test blocks that are specific enough to count as a leak.
+
+    A line the lesson also shows outside those blocks (a call the worked example makes too, an
+    argument name) is not a secret: it is in the student's notebook by design.
+    """
     secrets: set[str] = set()
+    public: set[str] = set()
     for cell in source_cells:
         inside = False
         for line in "".join(cell["source"]).splitlines():
@@ -31,7 +36,9 @@ def _secret_lines(source_cells: list[dict]) -> set[str]:
                 inside = False
             elif inside and len(s) >= 16 and not s.startswith("#"):
                 secrets.add(s)
-    return secrets
+            elif not inside:
+                public.add(s)
+    return secrets - public
 
 
 def test_every_lesson_has_source_and_release() -> None:
