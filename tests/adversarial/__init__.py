@@ -44,6 +44,9 @@ class Case:
     flags: tuple[str, ...] = ()
     honest: bool = False
     allowed: tuple[str, ...] = field(default=())
+    # The score is a ceiling, not exact: the submission's own cell times out, and how many later
+    # cells still run in the student's remaining time depends on the machine's load.
+    score_is_ceiling: bool = False
 
 
 def _nb(release: nbformat.NotebookNode, cells: dict[str, str]) -> nbformat.NotebookNode:

@@ -514,6 +514,7 @@ ROUTES: list[Case] = [
         6.0,
         "timeout",  # IPython cannot run it either: the student's own cell times out
         flags=("audit:too_deep",),
+        score_is_ceiling=True,
     ),
     Case(
         "bad_timestamp",
