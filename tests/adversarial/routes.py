@@ -751,6 +751,19 @@ DELEGATION_ROUTES: list[Case] = [
         flags=("runtime:delegation",),
     ),
     Case(
+        "copy_in_tmp",
+        "a student cell copies graph.py into /tmp; the function loads the copy",
+        with_extra_cell(
+            "import shutil\nshutil.copy(G.__file__, '/tmp/g_copy.py')",
+            after="setup",
+            **delegating(
+                "import sys\nsys.path.insert(0, '/tmp')\nimport g_copy\n"
+                "return g_copy.step_time(g_copy.step_graph(durations, deps))"
+            ),
+        ),
+        1.0,
+    ),
+    Case(
         "catch_and_fallback",
         "tries the routine, falls back to a wrong answer on error",
         solutions_with(

@@ -8,7 +8,7 @@ no /proc/<pid>/mem or fd access from the kernel) and talks to the grader over tw
 it holds (the kernel closed its copies before it ran anything):
 
   Z {"op": "purge"}            kill every other process in the sandbox (the kernel and all it
-                               started), before any probe exists
+                               started) and empty its writable /tmp, before any probe exists
   Z {"op": "probe", ...}       fork a probe (probe.py) from this pristine state
   Z {"op": "kill_probe"}       end the current probe
   P <id> <json line>           a line for probe <id>; the probe's lines come back the same way
@@ -82,8 +82,9 @@ def _set_dumpable(value: int) -> None:
 class Zygote:
     """The zygote's loop: requests from the grader, lines from the probe, children ending."""
 
-    def __init__(self, rfd: int, wfd: int, kernel_pid: int) -> None:
+    def __init__(self, rfd: int, wfd: int, kernel_pid: int, scratch: str = "", mpl: str = "") -> None:
         self.rfd, self.wfd = rfd, wfd
+        self.scratch, self.mpl = scratch, mpl  # the sandbox's /tmp; the matplotlib cache to restore
         self.kernel_pid = kernel_pid
         self.buffer = b""
         self.probe_pid = 0
@@ -151,6 +152,28 @@ class Zygote:
             if pid == self.kernel_pid:
                 self.kernel_pid = 0
         self.kernel_pid = 0
+        self.reset_scratch()
+
+    def reset_scratch(self) -> None:
+        """Empty the sandbox's /tmp: a probe sees the files as submitted, nothing the kernel wrote
+        (a copy of a forbidden module's source there would otherwise load under a new name)."""
+        import shutil
+
+        if not self.scratch or not os.path.isdir(self.scratch):
+            return
+        for entry in os.scandir(self.scratch):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+        home = os.environ.get("HOME", "")
+        if home.startswith(self.scratch + "/"):
+            os.makedirs(home, exist_ok=True)
+        if self.mpl and os.environ.get("MPLCONFIGDIR"):
+            _copy_tree(self.mpl, os.environ["MPLCONFIGDIR"])
 
     def spawn(self, request: dict[str, Any]) -> None:
         self.kill_probe()
@@ -274,7 +297,8 @@ def main() -> None:
         os.waitpid(pid, 0)
         return
     os.environ["COURSE_EXEC_DIR"] = exec_dir
-    Zygote(rfd, wfd, pid).serve()
+    scratch = os.path.dirname(workdir) if workdir else ""  # sandboxed: /tmp is all the kernel's
+    Zygote(rfd, wfd, pid, scratch=scratch, mpl=mpl_src).serve()
 
 
 if __name__ == "__main__":
