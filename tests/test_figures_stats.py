@@ -43,8 +43,9 @@ def test_comparison_plot_draws_the_runs_and_the_bootstrap_interval():
     np.testing.assert_allclose(drawn_after, after * 1e3)
     low, high = bootstrap_diff_ci(before, after, num_resamples=2000, seed=4)
     assert fig.interval == (low, high)
-    span = boot_ax.patches[-1].get_xy()[:, 0]  # the axvspan polygon
-    assert span.min() == pytest.approx(low * 1e3) and span.max() == pytest.approx(high * 1e3)
+    (span,) = [p for p in boot_ax.patches if p.get_gid() == "interval"]
+    x0, x1 = span.get_bbox().x0, span.get_bbox().x1
+    assert x0 == pytest.approx(low * 1e3) and x1 == pytest.approx(high * 1e3)
     assert f"{low * 1e3:.3g}" in boot_ax.get_title(loc="left")
 
 

@@ -68,7 +68,9 @@ def comparison_plot(
     runs_ax.set_ylabel(f"run time ({unit})")
     runs_ax.set_title("each run; bar = mean", loc="left", fontsize=10)
     boot_ax.hist(diffs * scale, bins=60, color="#CCCCCC")
-    boot_ax.axvspan(low * scale, high * scale, color=STATS_COLOURS["interval"], alpha=0.25)
+    boot_ax.axvspan(
+        low * scale, high * scale, color=STATS_COLOURS["interval"], alpha=0.25, gid="interval"
+    )
     boot_ax.axvline(0.0, color="#222222", ls="--", lw=1)
     boot_ax.set_xlabel(f"mean(after) − mean(before) ({unit})")
     boot_ax.set_yticks([])
