@@ -1,0 +1,630 @@
+# %% [markdown]
+# # cost06 · A barrier follows the slowest required participant, not the average rank
+#
+# **Objective.** Analyze maximum completion times, rank waiting, and the assumptions needed to
+# extrapolate straggler probabilities as a job scales.
+#
+# **Time:** 33 min · **Level:** advanced
+#
+# You will be able to
+# - compute a step's barrier time and every rank's wait from a (steps × ranks) completion matrix,
+#   and tell a persistent straggler from a transient one;
+# - compute the probability that a step has a slow rank, $1 - (1 - p)^n$, and the expected
+#   maximum of $n$ rank times from its CDF;
+# - extrapolate both from a small job to a large one, and say which assumption (independent,
+#   identically distributed ranks) the data must satisfy first.
+#
+# **What you need:** cost01 (a step ends when its longest dependency path ends). numpy at the
+# level of `axis=` reductions and boolean masks; a CDF and an integral.
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import numpy as np
+
+from course_lib.checks import (
+    check_array,
+    check_choice,
+    check_float,
+    check_int,
+    check_range,
+    check_type,
+    forbid,
+    passed,
+)
+from course_lib.explorers.straggler import straggler_explorer
+from course_lib.figures.straggler import (
+    barrier_waits,
+    expected_max_curve,
+    extrapolation_curves,
+    slow_step_curves,
+)
+from course_lib.straggler import (
+    barrier_times,
+    expected_max_monte_carlo,
+    expected_max_normal,
+    normal_cdf,
+    prob_slow_step,
+    prob_slow_step_hosts,
+    rank_waits,
+    slowest_counts,
+    synthetic_completion,
+)
+
+rng = np.random.default_rng(6)  # the course's convention; the data below have their own seeds
+ms = 1e-3  # one millisecond in seconds
+
+# Section 1's job (synthetic): 8 ranks, 200 steps, 100 ms of work per step, 3 ms of jitter.
+job = synthetic_completion(200, 8, mean=100 * ms, rank_std=3 * ms, seed=6)
+
+# Exercise 1 (synthetic): 8 ranks, 40 steps; one rank is slow in every step, one once.
+EX1_COMPLETION = synthetic_completion(
+    40, 8, mean=100 * ms, rank_std=2 * ms, slow_ranks={3: 1.05}, spikes=[(17, 6, 300 * ms)], seed=61
+)
+# Exercise 2: at 64 ranks, 3.1 % of the steps had at least one slow rank.
+P64_SLOW_STEPS = 0.031
+# Exercise 4: the CDF of N(0, 1) on a grid; Exercise 5: a 64-rank run on 8 hosts (synthetic).
+GRID_X = np.linspace(-8.0, 8.0, 4001)
+GRID_F = normal_cdf(GRID_X)
+RUN_B = synthetic_completion(
+    400, 64, mean=100 * ms, rank_std=1 * ms, host_std=3 * ms, ranks_per_host=8, seed=65
+)
+
+# %% [markdown]
+# ## 1. A synchronous step ends when its slowest rank arrives
+#
+# In data-parallel training every rank computes its share of the step, then all of them
+# all-reduce the gradients: no rank can finish the step before the last one has contributed.
+# Record when rank $r$ finishes its work in step $s$, measured from the step's start, as
+# $c_{s,r}$, a (steps × ranks) **completion matrix**. Then
+#
+# $$T_s = \max_r c_{s,r}, \qquad w_{s,r} = T_s - c_{s,r},$$
+#
+# where $T_s$ is the step's **barrier time** (when the collective can complete) and $w_{s,r}$
+# is the time rank $r$ **waits** for the slowest one. Here is a synthetic job: 8 ranks doing
+# 100 ms of work per step, each with 3 ms of independent jitter (a standard deviation).
+
+# %%
+barrier = barrier_times(job)  # (steps,) row maxima
+waits = rank_waits(job)  # (steps, ranks): barrier - own
+print(f"mean rank time {job.mean() / ms:.1f} ms, mean barrier {barrier.mean() / ms:.1f} ms")
+print(f"mean wait per rank (ms): {np.round(waits.mean(axis=0) / ms, 2)}")
+barrier_waits(job, steps=(0, 1, 2))
+plt.show()
+
+# %% [markdown]
+# Blue is each rank's work, hatched orange its wait; the dashed line, the slowest rank's
+# finish, is where the next step starts. The average rank takes 100.0 ms, the step 104.4 ms:
+# 4.4 ms of every step, on every rank, is waiting. Notice that a different rank is last in
+# each step. Nothing is broken; the step simply follows a maximum, and the maximum of noisy
+# times is larger than their mean.
+
+# %% [markdown]
+# ### Measure it on your machine
+#
+# The next cell starts $N$ processes that each do the same numpy work (square roots over
+# 100,000 floats) for 15 steps, meeting at a `multiprocessing.Barrier` before each step, and
+# records a real completion matrix: each worker's finish minus the step's earliest start, on one
+# monotonic clock. It takes about a second and gives up after a timeout.
+
+# %%
+import os
+
+from course_lib.straggler import measure_completion
+
+print(
+    f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} CPUs"
+)
+print("workers  rank time  barrier (p10-p90)      mean wait   (ms; medians over 15 steps)")
+for workers in (1, 2, 4, 8):
+    measured = measure_completion(workers, 15, work_size=100_000, repeats=10)
+    last = measured.max(axis=1)  # this run's barrier time per step
+    lo, hi = np.percentile(last, [10, 90]) / ms
+    wait = np.median((last[:, None] - measured).mean(axis=1)) / ms
+    print(
+        f"{workers:7d}  {np.median(measured) / ms:9.2f}  {np.median(last) / ms:7.2f}"
+        f" ({lo:5.2f}-{hi:5.2f})  {wait:9.2f}"
+    )
+
+# %% [markdown]
+# The work is identical, yet the barrier moves away from the typical rank as $N$ grows. On a
+# laptop two effects mix: the maximum of $N$ noisy times, and $N$ processes time-sharing a few
+# cores, so the scheduler decides who is last. On a cluster each rank owns its accelerator, and
+# the spread comes from elsewhere: OS and daemon interruptions on the host, data loading,
+# thermal or power throttling, network congestion. The arithmetic of the maximum is the same.
+
+# %% [markdown]
+# ## 2. A rare slow rank makes slow steps common
+#
+# Say each rank has a slow step (a page fault storm, a garbage collection, a retransmission)
+# with probability $p$, independently of the others. A step is slow if any rank is slow:
+#
+# $$P(\text{slow step}) = 1 - (1 - p)^n,$$
+#
+# where $n$ is the number of ranks. Dean and Barroso ("The Tail at Scale", CACM 2013) give the
+# classic case: a server that answers 1 request in 100 slowly, fanned out to 100 servers, makes
+# 63 % of requests slow.
+
+# %%
+print(f"p = 0.01, n = 100:  {prob_slow_step(0.01, 100):.3f}")
+print(f"p = 0.001, n = 1024: {prob_slow_step(0.001, 1024):.3f}")
+slow_step_curves(p_values=(0.001, 0.01), max_ranks=4096)
+plt.show()
+
+# %% [markdown]
+# Each curve is one per-rank rate. A rank slow in 0.1 % of its steps is invisible on one node
+# and slows 64 % of the steps at 1024 ranks. For small $p$, $1 - (1 - p)^n \approx np$ only while
+# $np \ll 1$: at $np = 1$ the true value is 0.63, not 1.
+
+# %% [markdown]
+# ## 3. The expected maximum grows with n
+#
+# Slow-or-not is a simplification; rank times are continuous. The maximum of $n$ independent
+# times with CDF $F$ is below $x$ only if all of them are, so its CDF is $F(x)^n$ (David and
+# Nagaraja, *Order Statistics*, 2003, §2.1). The mean of any random variable $Y$ is
+# $\int_0^\infty P(Y > y)\,dy - \int_{-\infty}^0 P(Y \le y)\,dy$, so
+#
+# $$E[\max] = \int_0^\infty \bigl(1 - F(x)^n\bigr)\,dx - \int_{-\infty}^0 F(x)^n\,dx,$$
+#
+# where the second term vanishes for non-negative times. For standard normal jitter
+# `expected_max_normal` integrates it; a seeded Monte Carlo estimate checks it.
+
+
+# %%
+def normal(r, size):
+    """One rank's time, in standard deviations from its mean."""
+    return r.standard_normal(size)
+
+
+mc = {n: expected_max_monte_carlo(n, normal, num_trials=4000, seed=n) for n in (8, 100, 1024)}
+for n, est in mc.items():
+    print(
+        f"n = {n:4d}: integral {expected_max_normal(n):.4f}, "
+        f"Monte Carlo {est.mean:.4f} ± {2 * est.std_error:.4f}"
+    )
+print(
+    f"section 1's job, 8 ranks: 100 ms + 3 ms × 1.4236 = {100 + 3 * expected_max_normal(8):.1f} ms"
+)
+expected_max_curve(max_ranks=4096, monte_carlo=mc)
+plt.show()
+
+# %% [markdown]
+# 1.4236 standard deviations at $n = 8$, 2.5076 at 100, 3.2482 at 1024: the expected barrier
+# keeps climbing, roughly like $\sqrt{2 \ln n}$. Section 1's job predicts 104.3 ms and shows
+# 104.4 ms; at 1024 ranks the same jitter costs 9.7 ms per step, 10 % of the work. With heavier
+# tails than the normal (a lognormal, a rare 300 ms stall) the maximum grows faster still: the
+# tail, not the mean, sets the step.
+
+# %% [markdown]
+# ## 4. Extrapolation assumes independent, identical ranks
+#
+# Both formulas multiply probabilities, so both assume the ranks are **independent** and
+# **identically distributed** (iid). Real clusters break each:
+#
+# - **Shared slowdowns.** A host's daemon, its PCIe switch or its network link slows all the
+#   ranks on it at once. Model it with a host-wide slowdown of probability $p_h$ per host and
+#   step, plus a rank's own of probability $p_r$. With $g$ ranks per host, $n$ ranks are $n/g$
+#   independent hosts:
+#
+#   $$P(\text{slow step}) = 1 - (1 - p_h)^{n/g}\,(1 - p_r)^n.$$
+#
+#   A rank is still slow with probability $1 - (1 - p_h)(1 - p_r)$, but its slow steps coincide
+#   with its neighbours', so fewer steps are slow than iid would predict.
+# - **Persistent stragglers.** A rank with a bad accelerator, a throttled host or a bigger
+#   shard is slow in every step: it is not identically distributed, it sets every barrier, and
+#   no $1 - (1 - p)^n$ describes it. Under iid each rank is last in about $1/n$ of the steps
+#   (`slowest_counts(job)` below); a rank last in most steps is persistent.
+
+# %%
+print("steps each rank was last, section 1's job:", slowest_counts(job))
+p_rank, p_host = 1e-4, 4e-4  # 8-GPU hosts: a host-wide slowdown is 4x as common as a rank's own
+print(
+    f"4096 ranks: iid {prob_slow_step(1 - (1 - p_host) * (1 - p_rank), 4096):.3f}, "
+    f"host-correlated {prob_slow_step_hosts(p_rank, p_host, 4096, 8):.3f}"
+)
+extrapolation_curves(p_rank, p_host, ranks_per_host=8, measured_ranks=64)
+plt.show()
+
+# %% [markdown]
+# The two curves share the per-rank rate, $5 \times 10^{-4}$; iid predicts 87 % slow steps at
+# 4096 ranks, the host model 46 %. Which to believe is a question for the data: if ranks are
+# independent, the correlation of two ranks' times across steps is near 0 whether or not they
+# share a host; `np.corrcoef(completion.T)` gives every pair.
+
+# %% [markdown]
+# ## Explore
+#
+# The explorer plots $P(\text{slow step})$ against $n$ for a per-rank rate $p$, a share of it
+# that is host-wide, and a host size, next to iid ranks with the same $p$. Try:
+# - Set the host-wide share to 0: the curves coincide. Raise it to 1 with 8 ranks per host: the
+#   host curve is the iid curve moved right by a factor of 8 in $n$.
+# - At $p = 10^{-3}$ and $n = 1024$, drag the share from 0 to 1: the slow-step probability falls
+#   from 64 % to 12 %, with every rank's own log unchanged.
+
+# %%
+straggler_explorer(p_slow=1e-3, host_share=0.8, ranks_per_host=8, num_ranks=1024)
+
+# %% [markdown]
+# ## Exercises
+#
+# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: visible
+# checks give quick feedback; hidden tests check more cases when the notebook is graded. While a
+# grade cell calls your function, the matching `course_lib.straggler` routines are disabled.
+# Times are in seconds.
+#
+# ### Exercise 1 — Mean waits and the persistent straggler (3 points)
+#
+# `EX1_COMPLETION` (setup cell) is a (40 steps × 8 ranks) completion matrix.
+#
+# (a) Write `mean_waits(completion)`: a numpy array of shape `(ranks,)`, each rank's wait
+# $w_{s,r}$ averaged over the steps, in seconds. (2 points)
+#
+# (b) Write `persistent_straggler(completion)`: the rank (an `int`) that arrives last in
+# **more than half** of the steps, or `-1` if no rank does. The hidden tests include iid data,
+# a rank last in exactly half of the steps, and a rank with one huge delay. (1 point)
+
+
+# %% nbgrader={"grade": false, "grade_id": "straggler_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def mean_waits(completion):
+    """Each rank's wait at the barrier (row max minus own time), averaged over steps (s)."""
+    ### BEGIN SOLUTION
+    c = np.asarray(completion, dtype=float)
+    return (c.max(axis=1, keepdims=True) - c).mean(axis=0)
+    ### END SOLUTION
+
+
+def persistent_straggler(completion):
+    """The rank last in more than half of the steps, or -1."""
+    ### BEGIN SOLUTION
+    c = np.asarray(completion, dtype=float)
+    counts = np.bincount(c.argmax(axis=1), minlength=c.shape[1])
+    rank = int(counts.argmax())
+    return rank if 2 * counts[rank] > c.shape[0] else -1
+    ### END SOLUTION
+
+
+print("mean waits (ms):", np.round(mean_waits(EX1_COMPLETION) / ms, 2))
+print("persistent straggler:", persistent_straggler(EX1_COMPLETION))
+
+# %% nbgrader={"grade": true, "grade_id": "mean_waits_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 1a: mean_waits(completion), each rank's mean wait in seconds (an ndarray)."""
+import course_lib.straggler as course_straggler
+
+routines = ("barrier_times", "rank_waits", "slowest_counts", "persistent_stragglers")
+no_delegation = [(course_straggler, name) for name in routines]
+small = np.array([[1.0, 3.0, 2.0], [4.0, 1.0, 2.0]])  # barriers 3 and 4
+with forbid(*no_delegation, exercise="Exercise 1a"):
+    small_waits = mean_waits(small)
+check_type("mean_waits(small)", small_waits, np.ndarray)
+check_array("mean_waits([[1, 3, 2], [4, 1, 2]])", small_waits, [1.0, 1.5, 1.5])
+### BEGIN HIDDEN TESTS
+cases = [
+    EX1_COMPLETION,
+    synthetic_completion(30, 5, mean=0.2, rank_std=0.01, seed=11),
+    synthetic_completion(12, 16, mean=0.05, rank_std=0.004, slow_ranks={7: 1.1}, seed=12),
+    np.array([[0.1, 0.1, 0.3]]),
+]
+with forbid(*no_delegation, exercise="Exercise 1a (hidden cases)"):
+    answers = [mean_waits(c) for c in cases]
+for k, (c, got) in enumerate(zip(cases, answers, strict=True)):
+    check_type(f"mean_waits(case {k})", got, np.ndarray)
+    check_array(f"mean_waits(case {k})", got, (c.max(axis=1, keepdims=True) - c).mean(axis=0))
+### END HIDDEN TESTS
+passed("Exercise 1a")
+
+# %% nbgrader={"grade": true, "grade_id": "persistent_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 1b: persistent_straggler(completion), the rank last in > half the steps, or -1."""
+import course_lib.straggler as course_straggler
+
+routines = ("barrier_times", "rank_waits", "slowest_counts", "persistent_stragglers")
+no_delegation = [(course_straggler, name) for name in routines]
+small = np.array([[1.0, 3.0, 2.0], [4.0, 1.0, 2.0], [1.0, 2.5, 2.0]])  # rank 1 last twice
+with forbid(*no_delegation, exercise="Exercise 1b"):
+    small_rank = persistent_straggler(small)
+check_int("persistent_straggler(small)", small_rank, 1)
+### BEGIN HIDDEN TESTS
+half = np.array([[1.0, 3.0], [3.0, 1.0], [1.0, 3.0], [3.0, 1.0]])  # each rank last in 2 of 4
+iid = synthetic_completion(60, 8, mean=0.1, rank_std=0.003, seed=13)
+persistent_cases = [
+    (EX1_COMPLETION, 3),
+    (iid, -1),
+    (half, -1),
+    (synthetic_completion(50, 4, mean=0.1, rank_std=0.002, slow_ranks={0: 1.04}, seed=14), 0),
+    (
+        synthetic_completion(
+            30, 6, mean=0.1, rank_std=0.002, slow_ranks={5: 1.05}, spikes=[(3, 2, 1.0)], seed=15
+        ),
+        5,
+    ),
+]
+with forbid(*no_delegation, exercise="Exercise 1b (hidden cases)"):
+    ranks = [persistent_straggler(c) for c, _ in persistent_cases]
+for k, ((c, expected), got) in enumerate(zip(persistent_cases, ranks, strict=True)):
+    check_int(
+        f"persistent_straggler(case {k})",
+        got,
+        expected,
+        known_wrong={
+            int(c.mean(axis=0).argmax()): "the rank with the largest mean time: one long delay "
+            "raises a mean without making the rank persistent",
+            int(c.argmax(axis=1)[0]): "the last rank of the first step only",
+        }
+        if expected != -1
+        else {},
+    )
+### END HIDDEN TESTS
+passed("Exercise 1b")
+
+# %% [markdown]
+# ### Exercise 2 — From 64 ranks to 4096, assuming iid (1 point)
+#
+# At 64 ranks, `P64_SLOW_STEPS` = 3.1 % of the steps had at least one slow rank. Assuming iid
+# ranks, what fraction of steps will have a slow rank at 4096 ranks? Set `iid_4096` to a float
+# (a fraction, not a percentage), to four significant figures or better.
+
+# %% nbgrader={"grade": false, "grade_id": "iid_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+### BEGIN SOLUTION
+p_one_rank = 1 - (1 - P64_SLOW_STEPS) ** (1 / 64)  # the per-rank rate behind 3.1 % at 64
+iid_4096 = 1 - (1 - p_one_rank) ** 4096  # = 1 - (1 - P64)^(4096/64)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "iid_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 2: iid_4096, the fraction of slow steps at 4096 ranks from 3.1 % at 64 (a float)."""
+check_range("iid_4096", iid_4096, 0.0, 1.0, what="a probability, as a fraction")
+### BEGIN HIDDEN TESTS
+check_float(
+    "iid_4096",
+    iid_4096,
+    1 - (1 - P64_SLOW_STEPS) ** 64,
+    rtol=1e-4,
+    known_wrong={
+        1 - (1 - P64_SLOW_STEPS / 64) ** 4096: "p = P64/64: the per-rank rate by division, "
+        "not from (1 − p)^64 = 1 − P64",
+        P64_SLOW_STEPS: "no extrapolation",
+        1 - (1 - P64_SLOW_STEPS) ** 4096: "3.1 % used as the per-rank rate",
+        (1 - P64_SLOW_STEPS) ** 64: "the probability that no rank is slow",
+    },
+)
+### END HIDDEN TESTS
+passed("Exercise 2")
+
+# %% [markdown]
+# ### Exercise 3 — Slow steps with host-wide slowdowns (2 points)
+#
+# Write `slow_step_hosts(p_rank, p_host, num_ranks, ranks_per_host)`: the probability (a float)
+# that a step has a slow rank under section 4's host model, with `num_ranks` a whole number of
+# hosts of `ranks_per_host` ranks. The hidden tests include one rank per host and $p_h = 0$.
+
+
+# %% nbgrader={"grade": false, "grade_id": "hosts_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def slow_step_hosts(p_rank, p_host, num_ranks, ranks_per_host):
+    """P(a step has a slow rank) with host-wide and per-rank slowdowns."""
+    ### BEGIN SOLUTION
+    num_hosts = num_ranks // ranks_per_host
+    return 1.0 - (1.0 - p_host) ** num_hosts * (1.0 - p_rank) ** num_ranks
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "hosts_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 3: slow_step_hosts(p_rank, p_host, num_ranks, ranks_per_host), a probability."""
+import course_lib.straggler as course_straggler
+
+routines = ("prob_slow_step", "prob_slow_step_hosts", "simulate_slow_steps")
+no_delegation = [(course_straggler, name) for name in routines]
+with forbid(*no_delegation, exercise="Exercise 3"):
+    one_host = slow_step_hosts(0.0, 0.01, 8, 8)
+check_float(
+    "slow_step_hosts(0, 0.01, 8, 8)",
+    one_host,
+    0.01,
+    known_wrong={1 - 0.99**8: "one host draw per rank: the host's ranks are slow together"},
+)
+### BEGIN HIDDEN TESTS
+host_cases = [
+    (1e-4, 4e-4, 4096, 8),
+    (1e-4, 4e-4, 64, 8),
+    (2e-3, 0.0, 1024, 8),
+    (5e-4, 1e-3, 512, 1),
+    (0.0, 2e-3, 2048, 16),
+    (3e-4, 5e-3, 96, 4),
+]
+with forbid(*no_delegation, exercise="Exercise 3 (hidden cases)"):
+    host_answers = [slow_step_hosts(*case) for case in host_cases]
+for (pr, ph, n, g), got in zip(host_cases, host_answers, strict=True):
+    expected = 1 - (1 - ph) ** (n // g) * (1 - pr) ** n
+    wrong = {
+        1 - (1 - ph) ** n * (1 - pr) ** n: "n host draws: a host's ranks share one draw",
+        1 - (1 - ph) ** g * (1 - pr) ** n: "g host draws: the exponent is the number of hosts",
+        1 - (1 - ph) ** (n // g): "the ranks' own slowdowns are missing",
+        1 - (1 - pr) ** n: "the host-wide slowdowns are missing",
+        (1 - (1 - ph) ** (n // g)) + (1 - (1 - pr) ** n): "two probabilities added: combine "
+        "P(no slow host) and P(no slow rank) by multiplying",
+        (n // g) * ph + n * pr: "the linear n·p approximation",
+    }
+    check_float(
+        f"slow_step_hosts({pr}, {ph}, {n}, {g})",
+        got,
+        expected,
+        known_wrong={v: why for v, why in wrong.items() if abs(v - expected) > 1e-9},
+    )
+### END HIDDEN TESTS
+passed("Exercise 3")
+
+# %% [markdown]
+# ### Exercise 4 — The expected maximum from a CDF on a grid (3 points)
+#
+# Write `expected_max_grid(num_ranks, x, cdf_values)`: $E[\max]$ of `num_ranks` iid times whose
+# CDF $F$ is given at the increasing points `x` (`cdf_values[i]` $= F(x_i)$), by section 3's
+# integral with the trapezoidal rule (`np.trapezoid`). $F$ is 0 below `x[0]` and 1 above `x[-1]`;
+# `x[0]` may be negative, zero or positive, and the points need not be evenly spaced. The hidden
+# tests use normal, exponential and uniform CDFs, with $n$ from 1 to 1024; a tolerance of 0.1 %
+# absorbs the grid's error. The visible check uses the setup's `GRID_X`, `GRID_F` (N(0, 1)).
+
+
+# %% nbgrader={"grade": false, "grade_id": "expected_max_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def expected_max_grid(num_ranks, x, cdf_values):
+    """E[max of num_ranks iid] from the CDF on a grid, by the trapezoidal rule."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    f_max = np.asarray(cdf_values, dtype=float) ** num_ranks  # the maximum's CDF
+    # Below x[0], F = 0: 1 − F^n = 1 on [0, x[0]] if x[0] > 0, F^n = 0 on (−∞, x[0]) if x[0] < 0.
+    # Either way both integrals together are x[0] + ∫ over the grid of (1 − F^n).
+    return float(x[0] + np.trapezoid(1.0 - f_max, x))
+    ### END SOLUTION
+
+
+print(f"n = 8: {expected_max_grid(8, GRID_X, GRID_F):.4f}")
+
+# %% nbgrader={"grade": true, "grade_id": "expected_max_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 4: expected_max_grid(num_ranks, x, cdf_values), E[max] by the integral (a float)."""
+import course_lib.straggler as course_straggler
+
+routines = ("expected_max", "expected_max_normal", "expected_max_monte_carlo")
+no_delegation = [(course_straggler, name) for name in routines]
+with forbid(*no_delegation, exercise="Exercise 4"):
+    eight = expected_max_grid(8, GRID_X, GRID_F)
+check_float(
+    "expected_max_grid(8, GRID_X, GRID_F)",
+    eight,
+    1.4236003,
+    rtol=1e-3,
+    known_wrong={
+        float(np.trapezoid(1 - GRID_F[GRID_X >= 0] ** 8, GRID_X[GRID_X >= 0])): "only the x > 0 "
+        "integral, and x[0] left out",
+    },
+)
+### BEGIN HIDDEN TESTS
+exp_x = np.concatenate([[0.0], np.geomspace(1e-4, 60.0, 4000)])  # uneven spacing
+exp_f = -np.expm1(-exp_x)
+uni_x = np.linspace(2.0, 5.0, 2001)  # uniform on [2, 5]: E[max] = 2 + 3 n/(n + 1)
+uni_f = (uni_x - 2.0) / 3.0
+grid_cases = {  # (label, n, x, F) -> exact E[max]
+    ("normal", 1): (GRID_X, GRID_F, 0.0),
+    ("normal", 2): (GRID_X, GRID_F, 1 / np.sqrt(np.pi)),
+    ("normal", 100): (GRID_X, GRID_F, 2.5075936),
+    ("normal", 1024): (GRID_X, GRID_F, 3.2482396),
+    ("exponential", 8): (exp_x, exp_f, sum(1 / k for k in range(1, 9))),
+    ("exponential", 1): (exp_x, exp_f, 1.0),
+    ("uniform on [2, 5]", 4): (uni_x, uni_f, 2 + 3 * 4 / 5),
+    ("uniform on [2, 5]", 1): (uni_x, uni_f, 3.5),
+}
+with forbid(*no_delegation, exercise="Exercise 4 (hidden cases)"):
+    grid_answers = {
+        key: expected_max_grid(key[1], x_, f_) for key, (x_, f_, _) in grid_cases.items()
+    }
+for (label, n), (x_, f_, exact) in grid_cases.items():
+    pos = x_ >= 0
+    wrong = {
+        float(np.trapezoid(1 - f_[pos] ** n, x_[pos])): "the x > 0 integral alone, from the grid's "
+        "first point: where x[0] > 0, 1 − F^n = 1 on [0, x[0]] is left out; where x[0] < 0, "
+        "the − ∫ F^n over x < 0 is",
+        float(np.trapezoid(1 - (1 - f_) ** n, x_) + x_[0]): "1 − (1 − F)^n: the minimum's CDF",
+        float(np.trapezoid(1 - f_, x_) + x_[0]): "F instead of F^n: one rank's mean",
+        float(np.sum(1 - f_**n) * (x_[1] - x_[0]) + x_[0]): "an even spacing x[1] − x[0] "
+        "assumed: the points are not evenly spaced",
+    }
+    check_float(
+        f"expected_max_grid({n}, {label} grid)",
+        grid_answers[(label, n)],
+        exact,
+        rtol=1e-3,
+        atol=1e-4,
+        known_wrong={
+            v: why for v, why in wrong.items() if abs(v - exact) > 1e-3 * abs(exact) + 1e-4
+        },
+    )
+### END HIDDEN TESTS
+passed("Exercise 4")
+
+# %% [markdown]
+# ### Exercise 5 — Which assumption does this run break? (1 point)
+#
+# `RUN_B` (setup cell) is a (400 steps × 64 ranks) completion matrix from 8 hosts of 8 ranks,
+# ranks $8h$ to $8h + 7$ on host $h$. Before you extrapolate from it, check it. Set
+# `run_b_violates` to one of the strings
+# - `"independence"`: the ranks' times are correlated (ranks of a host are slow together);
+# - `"identical"`: the ranks are not identically distributed (a rank is persistently slow);
+# - `"neither"`: the data are consistent with iid ranks.
+
+# %% nbgrader={"grade": false, "grade_id": "violates_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+### BEGIN SOLUTION
+corr = np.corrcoef(RUN_B.T)
+same_host = np.equal.outer(np.arange(64) // 8, np.arange(64) // 8) & ~np.eye(64, dtype=bool)
+print(
+    f"correlation, same host {corr[same_host].mean():.2f}, other hosts {corr[~same_host & ~np.eye(64, dtype=bool)].mean():.2f}"
+)
+print("steps each rank was last:", np.bincount(RUN_B.argmax(axis=1), minlength=64).max(), "at most")
+run_b_violates = "independence"
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "violates_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 5: run_b_violates, "independence", "identical" or "neither"."""
+stated = {
+    "independence": "the ranks are correlated",
+    "identical": "a rank is persistently slow",
+    "neither": "consistent with iid ranks",
+}
+check_choice("run_b_violates", run_b_violates, run_b_violates, stated)
+### BEGIN HIDDEN TESTS
+check_choice(
+    "run_b_violates",
+    run_b_violates,
+    "independence",
+    {
+        "independence": "the ranks of a host are correlated",
+        "identical": "a persistent straggler — count how often each rank is last, and compare "
+        "the ranks' means: no rank stands out",
+        "neither": "iid — compare the correlation of two ranks on one host with two on "
+        "different hosts",
+    },
+)
+### END HIDDEN TESTS
+passed("Exercise 5")
+
+# %% [markdown]
+# ### Exercise 6 — Explained answer: persistent or transient? (2 points, graded by hand)
+#
+# A 512-rank job's step time grew from 410 ms to 450 ms last week, and the profiler shows rank
+# 77 arriving last in the steps you looked at. Describe an experiment, with the data you would
+# collect and the result that would decide, that tells a persistent straggler (a property of
+# rank 77's hardware or its shard) from transient ones (jitter that any rank can have). Three or
+# four sentences.
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "explain_persistent_transient", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# **Model answer** (the student release replaces this cell). Record the full completion matrix
+# (every rank's compute time, before the all-reduce) for a few hundred steps, not a few sampled
+# ones. Under transient jitter each rank is last in about $1/512$ of the steps and the last rank
+# changes from step to step; a persistent straggler is last in a large fraction of them and its
+# median (not only its mean) is above the others'. Then move the work: restart the job with rank
+# 77 placed on another host (or swap its data shard with another rank's). If the slowness stays
+# with the host or GPU, it is hardware (throttling, a bad link); if it follows the shard, it is
+# the data; if it disappears, it was transient or load on that host.
+#
+# Rubric: 1 point for per-rank data over many steps judged by how often a rank is last (or its
+# median), not one step or a mean; 1 point for an intervention (swap host/GPU or shard) whose
+# outcome separates hardware, data and transient causes.
+
+# %% [markdown]
+# ## Takeaways
+#
+# - A synchronous step ends at $\max_r c_{s,r}$; each rank waits $\max - c_{s,r}$, and the mean
+#   wait is the step time the job loses to imbalance.
+# - A rare slowdown becomes a common slow step: $1 - (1 - p)^n$ is 0.634 at $p = 0.01$,
+#   $n = 100$. The expected maximum grows with $n$ (1.4236σ at 8 ranks, 3.2482σ at 1024).
+# - Both extrapolations assume iid ranks. Host-wide slowdowns make slow steps rarer than iid
+#   predicts; a persistent straggler makes every step slow.
+# - The trap: judging ranks by their mean. One long stall gives a rank a high mean; a persistent
+#   straggler is the rank that is last step after step. Check correlation and persistence before
+#   you extrapolate.
+
+# %% [markdown]
+# ## Going further (optional, ungraded)
+#
+# - Dean and Barroso (2013) also give the remedies that accept stragglers rather than remove
+#   them: hedged requests (send a second copy after the 95th-percentile latency) and tied
+#   requests. Synchronous training has its own: backup workers: run $n + b$ workers and apply
+#   the first $n$ gradients to arrive (Chen et al. 2016, "Revisiting Distributed Synchronous SGD").
+# - For iid normal times, $E[\max]$ approaches $\sqrt{2 \ln n}$ from below very slowly (3.72 at
+#   $n = 1024$ against 3.2482); extreme value theory (the Gumbel limit) gives the correction.
+# - Heavy tails change the picture: for a Pareto tail with index $\alpha$ the expected maximum
+#   grows like $n^{1/\alpha}$, a power of $n$, not a logarithm.
