@@ -409,7 +409,8 @@ def measure_overhead(
 
     Returns one row per run: ``workload``, ``observer``, ``repeat``, ``seconds`` (perf_counter
     wall time). Each round runs every (workload, observer) pair once, so a slow phase of the
-    machine hits all of them alike. Rounds stop early (at least one is always completed) once
+    machine hits all of them alike, and the observers' order rotates from round to round, so
+    none of them always runs first (after another observer's clean-up). Rounds stop early (at least one is always completed) once
     ``time_limit`` seconds have passed, so the measurement cannot run away on a loaded machine.
     Each workload is run once unobserved before timing (a warm-up).
     """
@@ -427,8 +428,9 @@ def measure_overhead(
     for r in range(repeats):
         if r > 0 and time.perf_counter() - start > limit:
             break
+        order = list(observers[r % len(observers) :]) + list(observers[: r % len(observers)])
         for wname, fn in workloads.items():
-            for oname in observers:
+            for oname in order:
                 with observe(oname):
                     t0 = time.perf_counter()
                     fn()
