@@ -1,16 +1,25 @@
-"""Benchmark: load_trace + overlap_ratio over the kernels of a 1,000,000-event trace.
+"""Benchmark: load_trace + overlap_ratio vs a plain json.load + pandas.DataFrame, side by side.
 
-Requirement (cost02/cost03 data sizes): at most 10 s on the 2-core course machine (aim 3 s), peak
-memory under 2 GB. Usage:
+Requirement (issue 11, Performance): ``load_trace`` + ``overlap_ratio`` over the kernels of a
+1,000,000-event Kineto trace at least 3x faster than a plain ``json.load`` +
+``pandas.DataFrame(traceEvents)`` of the same file, measured in one run; peak memory under 1.5 GB;
+results identical. Usage:
 
-    .venv/bin/python benchmarks/bench_trace.py [--runs 3] [--events 1000000] [--regenerate]
+    .venv/bin/python benchmarks/bench_trace.py [--runs 5] [--events 1000000] [--regenerate]
+                                               [--no-gzip]
 
 The trace is generated once with course_lib.tracegen (one rank, as many steps as needed, cut to
-exactly --events events) and cached in /tmp as plain JSON and gzip. Each run is a fresh Python
-process, so the reported peak RSS (resource.getrusage ru_maxrss) is that of loading and analysing
-one trace: interpreter + imports + load_trace + overlap_ratio. Prints medians over the runs: wall-clock
-time and process CPU time (time.process_time; less sensitive to other processes on the 2 shared
-cores) — report both. Also prints the machine's load average before the runs.
+exactly --events events) and cached in /tmp as plain JSON and gzip. Every run is a fresh Python
+process, and the two contenders alternate (plain, ours, plain, ours, ...) so that a change in the
+machine's load hits both alike. Each child reports its wall time (perf_counter), its CPU time
+(process_time: less sensitive to other processes on the 2 shared cores) and its peak RSS
+(getrusage ru_maxrss: interpreter + imports + load + overlap). Times cover load + overlap, not the
+imports. The plain contender does what a learner would write: ``json.load`` (gzip.open for .gz),
+``pd.DataFrame(doc["traceEvents"])``, kernels by ``cat == "kernel"``, ts/dur from µs to s, and the
+same overlap_ratio call. Identity: each child hashes, outside the timed part, every event's
+name/cat/ph/pid/tid and ts/dur in seconds, and the kernels' intervals; the parent compares the
+digests and the ratios. Prints figures and asserts nothing. Also prints the load average before
+and after.
 """
 
 from __future__ import annotations
@@ -27,45 +36,68 @@ from pathlib import Path
 
 CACHE = Path("/tmp/course_lib_bench_trace")
 
-CHILD = r"""
-import json, resource, sys, time
-t0 = time.perf_counter()
+COMMON = r"""
+import hashlib, json, resource, sys, time
 import numpy as np
+import pandas as pd
+from course_lib.overlap import overlap_ratio
+
+def kernel_ratio(cat, name, ts, dur):
+    is_kernel = (cat == "kernel")
+    start = ts[is_kernel]
+    iv = np.column_stack([start, start + dur[is_kernel]])
+    is_comm = np.char.startswith(name[is_kernel].astype(str), "nccl")
+    return overlap_ratio(iv[is_comm], iv[~is_comm]), int(is_kernel.sum()), iv
+
+def digest(*arrays):
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.asarray(a)
+        h.update(a.tobytes() if a.dtype.kind == "f" else "\x00".join(map(repr, a.tolist())).encode())
+    return h.hexdigest()[:16]
+
+def report(df_len, ratio, kernels, iv, cols, t_run, c_run, t_import):
+    ts, dur = cols["ts"], cols["dur"]
+    print(json.dumps({
+        "events": df_len, "kernels": kernels, "ratio": ratio,
+        "import_s": t_import, "wall_s": t_run, "cpu_s": c_run,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "digest_events": digest(cols["name"], cols["cat"], cols["ph"], cols["pid"], cols["tid"]),
+        "digest_times": digest(ts, dur), "digest_kernels": digest(iv),
+    }))
+"""
+
+CHILD_OURS = r"""
+t0 = time.perf_counter()
 from course_lib.trace import load_trace
-try:
-    from course_lib.overlap import overlap_ratio
-    source = "course_lib.overlap.overlap_ratio"
-except ImportError:  # inline fallback: same HTA definition, numpy sort + cumulative max
-    def _union_length(a):
-        a = a[np.argsort(a[:, 0], kind="stable")]
-        run_end = np.maximum.accumulate(a[:, 1])
-        new = np.ones(len(a), bool)
-        new[1:] = a[1:, 0] > run_end[:-1]
-        group = np.flatnonzero(new)
-        return float(np.sum(np.maximum.reduceat(a[:, 1], group) - a[group, 0]))
-    def overlap_ratio(comm, compute):
-        # |U comm ∩ U compute| = |U comm| + |U compute| - |U (comm + compute)|
-        c, k = np.asarray(comm, float), np.asarray(compute, float)
-        lc = _union_length(c)
-        both = lc + _union_length(k) - _union_length(np.concatenate([c, k]))
-        return both / lc
-    source = "inline"
 t_import = time.perf_counter() - t0
 t1, c1 = time.perf_counter(), time.process_time()
 df = load_trace(sys.argv[1])
-t_load, c_load = time.perf_counter() - t1, time.process_time() - c1
-t2, c2 = time.perf_counter(), time.process_time()
-kernels = df[df["cat"] == "kernel"]
-start = kernels["ts"].to_numpy()
-iv = np.column_stack([start, start + kernels["dur"].to_numpy()])
-is_comm = kernels["name"].str.startswith("nccl").to_numpy(dtype=bool)
-ratio = overlap_ratio(iv[is_comm], iv[~is_comm])
-t_overlap, c_overlap = time.perf_counter() - t2, time.process_time() - c2
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"events": len(df), "kernels": len(kernels), "ratio": ratio,
-                  "import_s": t_import, "load_s": t_load, "overlap_s": t_overlap,
-                  "load_cpu_s": c_load, "overlap_cpu_s": c_overlap,
-                  "peak_rss_bytes": peak, "overlap_source": source}))
+ratio, kernels, iv = kernel_ratio(df["cat"].to_numpy(dtype=object), df["name"].to_numpy(dtype=object),
+                                  df["ts"].to_numpy(), df["dur"].to_numpy())
+t_run, c_run = time.perf_counter() - t1, time.process_time() - c1
+cols = {k: df[k].to_numpy(dtype=object if k in ("name", "cat", "ph", "pid", "tid") else None)
+        for k in ("name", "cat", "ph", "pid", "tid", "ts", "dur")}
+report(len(df), ratio, kernels, iv, cols, t_run, c_run, t_import)
+"""
+
+CHILD_PLAIN = r"""
+t0 = time.perf_counter()
+import gzip
+t_import = time.perf_counter() - t0
+t1, c1 = time.perf_counter(), time.process_time()
+path = sys.argv[1]
+with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as fh:
+    doc = json.load(fh)
+df = pd.DataFrame(doc["traceEvents"])
+ts = df["ts"].to_numpy(dtype=float) * 1e-6
+dur = df["dur"].to_numpy(dtype=float) * 1e-6
+ratio, kernels, iv = kernel_ratio(df["cat"].to_numpy(dtype=object), df["name"].to_numpy(dtype=object),
+                                  ts, dur)
+t_run, c_run = time.perf_counter() - t1, time.process_time() - c1
+cols = {k: df[k].to_numpy(dtype=object) for k in ("name", "cat", "ph", "pid", "tid")}
+cols["ts"], cols["dur"] = ts, dur
+report(len(df), ratio, kernels, iv, cols, t_run, c_run, t_import)
 """
 
 
@@ -96,40 +128,70 @@ def make_trace(num_events: int, regenerate: bool) -> tuple[Path, Path]:
     return plain, gz
 
 
-def run_child(path: Path) -> dict:
-    env = dict(os.environ)
+def run_child(code: str, path: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path)],
+        [sys.executable, "-c", COMMON + code, str(path)],
         check=True,
         capture_output=True,
         text=True,
-        env=env,
+        env=dict(os.environ),
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def summarize(label: str, runs: list[dict]) -> dict:
+    med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "cpu_s", "peak_rss_bytes")}
+    print(
+        f"  {label:28s} wall {med['wall_s']:6.2f} s   CPU {med['cpu_s']:6.2f} s   "
+        f"peak RSS {med['peak_rss_bytes'] / 1e9:.2f} GB (max {max(r['peak_rss_bytes'] for r in runs) / 1e9:.2f})   "
+        f"walls: {', '.join(format(r['wall_s'], '.2f') for r in runs)}"
+    )
+    return med
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--regenerate", action="store_true")
+    ap.add_argument("--no-gzip", action="store_true", help="only the plain JSON file")
     args = ap.parse_args()
     plain, gz = make_trace(args.events, args.regenerate)
-    print(f"load average before the runs: {os.getloadavg()[0]:.2f} (2 cores)")
-    for label, path in (("plain JSON", plain), ("gzip", gz)):
-        runs = [run_child(path) for _ in range(args.runs)]
-        keys = ("load_s", "overlap_s", "load_cpu_s", "overlap_cpu_s", "peak_rss_bytes")
-        med = {k: statistics.median(r[k] for r in runs) for k in keys}
-        r0 = runs[0]
+    files = [("plain JSON", plain)] + ([] if args.no_gzip else [("gzip", gz)])
+    print(
+        f"load average before the runs: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"(1/5/15 min; {os.cpu_count()} cores)"
+    )
+    for label, path in files:
+        ours, base = [], []
+        for _ in range(args.runs):  # alternate, so both see the same machine
+            base.append(run_child(CHILD_PLAIN, path))
+            ours.append(run_child(CHILD_OURS, path))
         print(
-            f"{label:10s} {r0['events']:,} events, {r0['kernels']:,} kernels, overlap ratio "
-            f"{r0['ratio']:.3f} ({r0['overlap_source']}); median of {args.runs}: "
-            f"load_trace {med['load_s']:.2f} s wall / {med['load_cpu_s']:.2f} s CPU, "
-            f"overlap_ratio {med['overlap_s']:.3f} s wall / {med['overlap_cpu_s']:.3f} s CPU, "
-            f"total {med['load_s'] + med['overlap_s']:.2f} s wall, "
-            f"peak RSS {med['peak_rss_bytes'] / 2**30:.2f} GiB "
-            f"(load runs, wall: {', '.join(format(r['load_s'], '.2f') for r in runs)} s)"
+            f"{label} ({path.stat().st_size / 1e6:.0f} MB), {args.runs} fresh processes each, "
+            f"medians (load average now {os.getloadavg()[0]:.2f}):"
         )
+        mb = summarize("json.load + pd.DataFrame", base)
+        mo = summarize("load_trace + overlap_ratio", ours)
+        print(
+            f"  ratio plain/ours: wall {mb['wall_s'] / mo['wall_s']:.2f}x, "
+            f"CPU {mb['cpu_s'] / mo['cpu_s']:.2f}x (target >= 3x); per-run wall ratios: "
+            f"{', '.join(format(b['wall_s'] / o['wall_s'], '.2f') for b, o in zip(base, ours, strict=True))}"
+        )
+        keys = ("events", "kernels", "digest_events", "digest_times", "digest_kernels")
+        same = all(r[k] == base[0][k] for r in base + ours for k in keys)
+        ratios = {r["ratio"] for r in base + ours}
+        print(
+            f"  identical: events/fields/ts/dur/kernel intervals {'yes' if same else 'NO'}, "
+            f"overlap ratio {'yes' if len(ratios) == 1 else 'NO'} "
+            f"({ours[0]['events']:,} events, {ours[0]['kernels']:,} kernels, "
+            f"ratio {ours[0]['ratio']!r})"
+        )
+        if not same:
+            print(
+                f"    plain: {[base[0][k] for k in keys]}\n    ours:  {[ours[0][k] for k in keys]}"
+            )
+    print(f"load average after the runs: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,11 @@ try:  # orjson is a dependency (3-5x faster than json on large traces); json is 
 except ImportError:  # pragma: no cover - exercised only without orjson installed
     _orjson = None
 import json as _json
+
+try:  # msgspec decodes events straight into fixed-layout structs (the fast path of load_trace)
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - exercised only without msgspec installed
+    _msgspec = None
 
 try:  # pandas' Cython row->column transposer (private; a public-API fallback is below)
     from pandas._libs.lib import dicts_to_array as _dicts_to_array
@@ -197,6 +203,11 @@ def _float_column(col: np.ndarray, field: str, source: str) -> np.ndarray:
 
 def _int_column(col: np.ndarray, field: str, source: str) -> pd.arrays.IntegerArray:
     """Integers as nullable Int64 (<NA> where absent); anything else raises TraceError."""
+    return pd.arrays.IntegerArray(*_int_values(col, field, source))
+
+
+def _int_values(col: np.ndarray, field: str, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 values, missing mask) of an object column of integers; see _int_column."""
     n = len(col)
     try:
         f = np.array(col, dtype=np.float64)
@@ -206,7 +217,7 @@ def _int_column(col: np.ndarray, field: str, source: str) -> pd.arrays.IntegerAr
         mask = np.isnan(f)
         vals = np.where(mask, 0.0, f)
         if np.all(vals == np.trunc(vals)) and np.all(np.abs(vals) < 2.0**53):
-            return pd.arrays.IntegerArray(vals.astype(np.int64), mask)
+            return vals.astype(np.int64), mask
     # exact path: big integers, or something that is not an integer at all
     mask = _is_missing_array(col)
     present = col[~mask].tolist()
@@ -214,7 +225,7 @@ def _int_column(col: np.ndarray, field: str, source: str) -> pd.arrays.IntegerAr
         try:
             vals = np.zeros(n, dtype=np.int64)
             vals[~mask] = present
-            return pd.arrays.IntegerArray(vals, mask)
+            return vals, mask
         except OverflowError:
             raise TraceError(f"{source}: field '{field}' does not fit a 64-bit integer") from None
     i = _first_bad(col, lambda v: v is None or type(v) is int or (type(v) is float and v != v))
@@ -234,7 +245,7 @@ def _id_column(col: np.ndarray) -> np.ndarray:
 
 
 def _frame_from_events(events: list, source: str, time_scale: float) -> pd.DataFrame:
-    """Build the event DataFrame column by column (C-level passes, no per-event Python)."""
+    """Build the event DataFrame from a list of event dicts (C-level passes, no per-event Python)."""
     if set(map(type, events)) - {dict}:
         i = next(i for i, e in enumerate(events) if type(e) is not dict)
         raise TraceError(f"{source}: event {i} is not a JSON object: {events[i]!r:.80}")
@@ -244,7 +255,16 @@ def _frame_from_events(events: list, source: str, time_scale: float) -> pd.DataF
     raw = _columns(events, [*BASE_COLUMNS, "args", *extra_keys])
     if n == 0:
         raw = {k: np.empty(0, dtype=object) for k in [*BASE_COLUMNS, "args", *extra_keys]}
+    return _frame_from_columns(raw, extra_keys, source, time_scale)
 
+
+def _frame_from_columns(
+    raw: dict[str, np.ndarray], extra_keys: Sequence[str], source: str, time_scale: float
+) -> pd.DataFrame:
+    """Validate and type the raw columns (object arrays, None or NaN where a field is absent;
+    ts/dur may already be float64 with NaN) into the event DataFrame. Both decoders end here,
+    so they raise the same errors and give the same columns."""
+    n = len(raw["ph"])
     ph = raw["ph"]
     ph_missing = _is_missing_array(ph)
     if ph_missing.any():
@@ -275,14 +295,27 @@ def _frame_from_events(events: list, source: str, time_scale: float) -> pd.DataF
     args_missing = _is_missing_array(args)
     args = args.copy()
     args[args_missing] = None
-    present_types = set(map(type, args[~args_missing].tolist()))
-    if present_types - {dict}:
+    has_args = ~args_missing
+    present = args[has_args].tolist()
+    if set(map(type, present)) - {dict}:
         i = _first_bad(args, lambda a: a is None or type(a) is dict)
         raise TraceError(
             f"{source}: event {i}: field 'args' must be an object, got {args[i]!r:.80}"
         )
-    args_filled = [_EMPTY if a is None else a for a in args.tolist()]
-    from_args = _columns(args_filled, list(ARGS_COLUMNS.values()))
+    # args fields, converted over the events that have args and scattered back (<NA> elsewhere)
+    from_present = _columns(present, list(ARGS_COLUMNS.values())) if present else {}
+    args_ints: dict[str, pd.arrays.IntegerArray] = {}
+    for column, key in ARGS_COLUMNS.items():
+        vals, mask = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
+        if present:
+            try:
+                vals[has_args], mask[has_args] = _int_values(from_present[key], "", source)
+            except TraceError:  # again over all events, for the message's event index
+                full = np.full(n, None, dtype=object)
+                full[has_args] = from_present[key]
+                _int_values(full, f"args.{key}", source)
+                raise
+        args_ints[column] = pd.arrays.IntegerArray(vals, mask)
 
     cols: dict[str, Any] = {
         "name": pd.array(raw["name"], dtype="str"),
@@ -293,8 +326,7 @@ def _frame_from_events(events: list, source: str, time_scale: float) -> pd.DataF
         "pid": _id_column(raw["pid"]),
         "tid": _id_column(raw["tid"]),
     }
-    for column, key in ARGS_COLUMNS.items():
-        cols[column] = _int_column(from_args[key], f"args.{key}", source)
+    cols.update(args_ints)
     cols["args"] = args
     for key in extra_keys:
         col = raw[key].copy()
@@ -302,6 +334,114 @@ def _frame_from_events(events: list, source: str, time_scale: float) -> pd.DataF
         column = f"{key}{TOP_LEVEL_SUFFIX}" if key in cols else key  # e.g. a top-level "device"
         cols[column] = pd.Series(col, dtype=object, copy=False)
     return pd.DataFrame(cols, copy=False)
+
+
+def _events_and_metadata(doc: Any, source: str) -> tuple[list, dict]:
+    """The event list and the other top-level keys of a parsed trace (general path)."""
+    if isinstance(doc, dict):
+        if "traceEvents" not in doc:
+            raise TraceError(f"{source}: JSON object has no 'traceEvents' array")
+        events = doc["traceEvents"]
+        metadata = {k: v for k, v in doc.items() if k != "traceEvents"}
+    elif isinstance(doc, list):
+        events, metadata = doc, {}
+    else:
+        raise TraceError(f"{source}: expected an object with 'traceEvents' or an array")
+    if not isinstance(events, list):
+        raise TraceError(f"{source}: 'traceEvents' must be an array")
+    return events, metadata
+
+
+# Top-level event fields of the Chrome Trace Event Format beyond BASE_COLUMNS and args. The fast
+# path decodes events with exactly these fields; an event with any other field sends the whole
+# file to the general path (orjson + dicts), which keeps every field.
+_FORMAT_FIELDS = ("id", "bp", "s")  # what Kineto writes: flow id and binding point, instant scope
+_NO_ID = -(2**63)  # stands in for an absent pid/tid in the int64 decoding (a real one -> general)
+
+if _msgspec is not None:
+
+    def _event_struct(name: str, id_type: Any, id_default: Any) -> type:
+        return _msgspec.defstruct(
+            name,
+            [
+                ("name", Any, None),
+                ("cat", Any, None),
+                ("ph", Any, None),
+                ("ts", float, math.nan),  # a number (int or float) or absent; else general path
+                ("dur", float, math.nan),
+                ("pid", id_type, id_default),
+                ("tid", id_type, id_default),
+                ("args", Any, None),
+                *((k, Any, _msgspec.UNSET) for k in _FORMAT_FIELDS),  # UNSET: absent
+            ],
+            forbid_unknown_fields=True,
+            gc=False,  # events hold no cycles; untracked structs cost the collector nothing
+        )
+
+    # pid/tid as int64 straight from the decoder; traces that mix in strings ("Spans") take the
+    # second decoder, which keeps any JSON value
+    _decode_int_ids = _msgspec.json.Decoder(list[_event_struct("_Event", int, _NO_ID)]).decode
+    _decode_any_ids = _msgspec.json.Decoder(list[_event_struct("_EventAnyIds", Any, None)]).decode
+    _decode_top = _msgspec.json.Decoder(dict[str, _msgspec.Raw]).decode  # values stay unparsed
+    _decode_any = _msgspec.json.Decoder().decode
+
+
+def _fast_columns(raw: bytes) -> tuple[dict[str, np.ndarray], list[str], dict] | None:
+    """Decode with msgspec into structs and take columns from their attributes (no event dicts).
+
+    Returns (raw columns, extra keys, metadata), or None when the file is outside what this path
+    handles (not JSON, not the expected shape, a null/non-number ts or dur, an event with a field
+    not in the format, ...): the general path then decodes it and gives the same
+    frame or error. Absent and null fields both come out as None, as in the general path.
+    """
+    if _msgspec is None:
+        return None
+    head = raw[:64].lstrip()[:1]
+    try:
+        if head == b"{":
+            top = _decode_top(raw)
+            if "traceEvents" not in top:
+                return None
+            body = top.pop("traceEvents")
+            metadata = {k: _decode_any(v) for k, v in top.items()}
+        elif head == b"[":
+            body, metadata = raw, {}
+        else:
+            return None
+        try:
+            events, int_ids = _decode_int_ids(body), True
+        except _msgspec.ValidationError:
+            events, int_ids = _decode_any_ids(body), False
+        del body
+    except _msgspec.MsgspecError:
+        return None
+    n = len(events)
+    cols: dict[str, np.ndarray] = {}
+    for key in ("ts", "dur"):
+        cols[key] = np.fromiter(map(attrgetter(key), events), dtype=np.float64, count=n)
+    for key in ("pid", "tid"):
+        if int_ids:
+            ids = np.fromiter(map(attrgetter(key), events), dtype=np.int64, count=n)
+            if (ids == _NO_ID).any():  # some absent: an object column, None where absent
+                ids = ids.astype(object)
+                ids[ids == _NO_ID] = None
+            cols[key] = ids
+        else:
+            cols[key] = np.fromiter(map(attrgetter(key), events), dtype=object, count=n)
+    for key in ("name", "cat", "ph", "args"):
+        cols[key] = np.fromiter(map(attrgetter(key), events), dtype=object, count=n)
+    # A field that no event has is not a column; one that only some events have is None in the
+    # others (absent and null alike, as in the general path).
+    extra_keys = []
+    for key in _FORMAT_FIELDS:
+        col = np.fromiter(map(attrgetter(key), events), dtype=object, count=n)
+        unset = col == _msgspec.UNSET
+        if unset.all():
+            continue
+        col[unset] = None
+        cols[key] = col
+        extra_keys.append(key)
+    return cols, sorted(extra_keys), metadata
 
 
 def load_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -321,22 +461,20 @@ def load_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
     source = str(p)
     with _gc_paused():
         raw = _read_bytes(p)
-        doc = _parse_json(raw, p)
-        del raw
-        if isinstance(doc, dict):
-            if "traceEvents" not in doc:
-                raise TraceError(f"{source}: JSON object has no 'traceEvents' array")
-            events = doc["traceEvents"]
-            metadata = {k: v for k, v in doc.items() if k != "traceEvents"}
-        elif isinstance(doc, list):
-            events, metadata = doc, {}
-        else:
-            raise TraceError(f"{source}: expected an object with 'traceEvents' or an array")
-        if not isinstance(events, list):
-            raise TraceError(f"{source}: 'traceEvents' must be an array")
-        del doc
-        df = _frame_from_events(events, source, US)
-        del events
+        fast = _fast_columns(raw)
+        if fast is not None:
+            del raw
+            cols, extra_keys, metadata = fast
+            del fast
+            df = _frame_from_columns(cols, extra_keys, source, US)
+            del cols
+        else:  # general path: orjson (or json) to event dicts; any valid trace, every error
+            doc = _parse_json(raw, p)
+            del raw
+            events, metadata = _events_and_metadata(doc, source)
+            del doc
+            df = _frame_from_events(events, source, US)
+            del events
     base = metadata.get("baseTimeNanoseconds")
     if base is not None and (type(base) is not int):
         raise TraceError(f"{source}: 'baseTimeNanoseconds' must be an integer, got {base!r}")

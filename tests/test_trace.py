@@ -433,3 +433,115 @@ def test_link_launches_generated_every_kernel_linked():
 def test_link_launches_missing_columns():
     with pytest.raises(ValueError, match="lacks columns"):
         link_launches(pd.DataFrame({"name": ["a"]}))
+
+
+# --------------------------------------------------------------------------------------------
+# the two decoders: msgspec structs (fast path) and orjson dicts (general path) agree
+
+
+def _general_only(monkeypatch):
+    monkeypatch.setattr(trace, "_fast_columns", lambda raw: None)
+
+
+def _took_fast_path(monkeypatch, path) -> bool:
+    """Load ``path`` once with a spy on the fast path; True if it produced the columns."""
+    taken = []
+    real = trace._fast_columns
+
+    def spy(raw):
+        out = real(raw)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(trace, "_fast_columns", spy)
+    load_trace(path)
+    monkeypatch.setattr(trace, "_fast_columns", real)
+    return taken == [True]
+
+
+def _assert_same_load(path, monkeypatch):
+    fast = load_trace(path)
+    with monkeypatch.context() as m:
+        _general_only(m)
+        general = load_trace(path)
+    pd.testing.assert_frame_equal(fast, general, check_exact=True)
+    assert fast["args"].tolist() == general["args"].tolist()
+    assert fast.attrs == general.attrs
+
+
+@pytest.mark.skipif(trace._msgspec is None, reason="msgspec not installed")
+@pytest.mark.parametrize(
+    ("events", "fast_expected"),
+    [
+        # Kineto-shaped: int ids, flow events with id/bp, instants with s, metadata without dur
+        (None, True),
+        # string pids/tids (as real traces have) take the second msgspec decoder
+        ([_x("a", 1.0, 2.0, pid="Spans", tid="x"), _x("b", 2, 1, correlation=7)], True),
+        # a missing pid: object column with None, on both paths
+        ([{"ph": "i", "s": "t", "name": "x", "ts": 1.0, "tid": 1}, _x("b", 2, 1)], True),
+        # integer ts, null args, a top-level "device" beside args.device
+        ([{**_x("a", 3, 4), "args": None}, {**_x("b", 5, 6, device=1), "device": "cpu"}], False),
+        # a field outside the Chrome format -> general path, which keeps it
+        ([{**_x("a", 1.0, 2.0), "extra_field": [1, "x"]}], False),
+        # null ts on a metadata event -> general path
+        ([{"ph": "M", "name": "m", "ts": None, "pid": 0, "tid": 0}], False),
+    ],
+)
+def test_fast_and_general_paths_agree(tmp_path, monkeypatch, events, fast_expected):
+    """Whichever decoder reads a file, load_trace returns the same frame, args and attrs; and
+    the files the fast path is meant for do take it (so the comparison is not vacuous)."""
+    if events is None:
+        df = generate_dp_profile(num_ranks=2, num_steps=1, seed=5)[1]
+        paths = [write_trace(df, tmp_path / "r.json"), write_trace(df, tmp_path / "r.json.gz")]
+    else:
+        paths = [
+            _write_raw(tmp_path / "t.json", _kineto(events, baseTimeNanoseconds=7)),
+            _write_raw(tmp_path / "bare.json", events),  # the JSON Array Format
+        ]
+    for path in paths:
+        _assert_same_load(path, monkeypatch)
+        assert _took_fast_path(monkeypatch, path) is fast_expected
+
+
+def test_real_trace_same_on_both_paths(monkeypatch):
+    """The shipped torch trace (string pids, flow events) loads identically on both decoders."""
+    path = data_path(REAL)
+    _assert_same_load(path, monkeypatch)
+    if trace._msgspec is not None:
+        assert _took_fast_path(monkeypatch, path)
+
+
+@pytest.mark.parametrize(
+    ("bad_event", "expected"),
+    [
+        ({"ph": "X", "name": "k", "dur": 1.0, "pid": 0, "tid": 0}, r"event 2 \(ph 'X'\): .*'ts'"),
+        (_x("k", 5.0, -1.0), r"event 2 \('k'\): field 'dur' is negative \(-1.0\)"),
+        ({"ph": "X", "name": "k", "ts": 5.0, "pid": 0, "tid": 0}, r"event 2 \(ph 'X'\): .*'dur'"),
+        (_x("k", 1.0, 1.0, correlation=1.5), r"event 2: field 'args.correlation' must be"),
+        ({**_x("k", 1.0, 1.0), "args": "x"}, r"event 2: field 'args' must be an object"),
+    ],
+)
+@pytest.mark.parametrize("general", [False, True], ids=["default", "general-path"])
+def test_bad_event_same_error_on_both_paths(tmp_path, monkeypatch, bad_event, expected, general):
+    """Missing ts/dur, negative dur, bad args: the same message, naming file and event index,
+    whichever decoder read the file (the fast path hands its columns to the same checks)."""
+    if general:
+        _general_only(monkeypatch)
+    events = [_x("a", 1, 1), {"ph": "s", "id": 1, "bp": "e", "ts": 1, "pid": 0, "tid": 0}]
+    p = _write_raw(tmp_path / "t.json", _kineto([*events, bad_event]))
+    with pytest.raises(TraceError, match=expected) as err:
+        load_trace(p)
+    assert str(err.value).startswith(f"{p}: event 2")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not JSON", b"", b'{"traceEvents": [{"ph": "X"', b"[{]", b"\x00\x01binary"],
+)
+def test_not_json_names_the_file(tmp_path, content):
+    """A file that is not JSON (text, empty, cut short, binary) is a TraceError naming it."""
+    p = tmp_path / "notjson.json"
+    p.write_bytes(content)
+    with pytest.raises(TraceError, match="invalid JSON") as err:
+        load_trace(p)
+    assert str(err.value).startswith(str(p))
