@@ -410,4 +410,14 @@ RIGHT_ANSWERS = [
         ),
         grades=("expected_max_tests",),
     ),
+    Mutant(
+        name="persistent_as_numpy_int",
+        why="the rank as a numpy int64 from argmax, the majority test on a boolean mask",
+        cells=_persistent(
+            "    counts = np.bincount(c.argmax(axis=1), minlength=c.shape[1])\n"
+            "    winners = np.flatnonzero(counts > c.shape[0] / 2)\n"
+            "    return winners[0] if winners.size else np.int64(-1)\n"
+        ),
+        grades=("persistent_tests",),
+    ),
 ]
