@@ -255,7 +255,7 @@ def measure_strong_scaling(
     worker_counts: Sequence[int],
     total_tasks: int = 8,
     size: int = 100_000,
-    repeats: int = 20,
+    repeats: int = 4,
     trials: int = 3,
     timeout: float = 5.0,
 ) -> pd.DataFrame:
