@@ -121,7 +121,7 @@ plt.show()
 # $N = 3{,}072$. But parameters per GPU grow from 0.05B to 0.33B and sequences per GPU per step
 # fall from 16 to 1, so neither the step time nor the work per GPU is the same in any two rows.
 # A rate in FLOP/s compares runs of different work by dividing the work out; it cannot tell you
-# how a fixed model behaves on more GPUs. Exercise 5 asks what it does tell you.
+# how a fixed model behaves on more GPUs. Exercise 6 asks what it does tell you.
 
 # %% [markdown]
 # ## 3. Amdahl's serial fraction summarises a strong-scaling curve
