@@ -208,7 +208,7 @@ def runs_to_detect(
     _fraction("power", power)
     z = NormalDist().inv_cdf
     n = 2 * (z(1 - alpha / 2) + z(power)) ** 2 * (cv / delta) ** 2
-    return max(math.ceil(n - 1e-9), 2)
+    return math.ceil(n - 1e-9)  # the 1e-9 keeps an exact integer from rounding up
 
 
 def detection_power(

@@ -160,7 +160,7 @@ def test_runs_to_detect_reproduces_the_formula():
     """δ = 2 %, cv = 3 %, α = 0.05, power 0.8: 2·(1.95996 + 0.84162)²·(1.5)² = 35.3 → 36."""
     assert runs_to_detect(0.02, 0.03) == 36
     assert runs_to_detect(-0.02, 0.03) == 36
-    assert runs_to_detect(0.05, 0.01) == 2  # never fewer than 2 runs
+    assert runs_to_detect(0.05, 0.01) == 1  # 2·7.85·0.04 = 0.63: one run per side
     assert runs_to_detect(0.01, 0.02, power=0.9) == math.ceil(
         2 * (1.959964 + 1.281552) ** 2 * 4 - 1e-9
     )
@@ -184,7 +184,7 @@ def test_detection_power_inverts_runs_to_detect():
     for delta, cv in [(0.02, 0.03), (0.01, 0.05), (0.1, 0.02)]:
         n = runs_to_detect(delta, cv)
         assert detection_power(n, delta, cv) >= 0.8 - 1e-9
-        if n > 2:
+        if n > 1:
             assert detection_power(n - 1, delta, cv) < 0.8
     curve = detection_power(np.arange(1, 50), 0.02, 0.03)
     assert curve.shape == (49,) and np.all(np.diff(curve) > 0)
