@@ -185,15 +185,15 @@ plt.show()
 #   costs $c_s$, the program is slowed by $c_s / (\Delta - c_s)$ whatever it does; py-spy's
 #   default is 100 samples per second, and it pauses the process while it samples unless run
 #   with `--nonblocking` (py-spy changelog). Sampling suits long runs and production, but it
-#   gives statistics, not the order of events, and misses anything shorter than $\Delta$.
+#   gives statistics, not the order of events, and cannot time anything shorter than $\Delta$.
 # - **Memory observation** costs per allocation: `tracemalloc` in section 1, and
 #   `torch.profiler`'s `profile_memory=True` or the CUDA memory snapshot for tensors. Stacks per
 #   allocation make it costlier still.
 # - **Kernel replay** collects hardware counters (achieved DRAM bandwidth, cache hit rates) that
 #   do not all fit in one pass: Nsight Compute saves the memory a kernel touches and replays the
 #   kernel once per pass of counters (Nsight Compute Profiling Guide, "Kernel Replay";
-#   rocprofv3 does the same with `--replay-mode kernel`). Each kernel runs many times, so the
-#   time between kernels means nothing; only per-kernel metrics do.
+#   rocprofv3's experimental `--replay-mode kernel` does the same). Each kernel runs many
+#   times, so the time between kernels means nothing; only per-kernel metrics do.
 #
 # None of these gives the uninstrumented step time. That needs its own run with no observer,
 # reported next to whatever the profile shows.
@@ -291,7 +291,7 @@ check_float(
         0.2: "the tracing cost over the traced step: divide by the uninstrumented step",
         25.0: "a percentage, not a fraction",
         1.25: "traced / uninstrumented: the overhead is that ratio minus 1",
-        1.5: "the tracing cost over the device time",
+        1.5: "relative to the device time, not to the uninstrumented step",
     },
 )
 ### BEGIN HIDDEN TESTS
