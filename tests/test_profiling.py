@@ -278,3 +278,10 @@ def test_measure_overhead_stops_at_the_time_limit():
     """A tiny time limit still completes one round, then stops."""
     runs = measure_overhead({"calls": _calls}, repeats=50, time_limit=1e-9)
     assert runs["repeat"].max() == 0
+
+
+def test_observer_order_rotates_between_rounds():
+    """Round r starts with observer r (mod 4), so no observer always runs first."""
+    runs = measure_overhead({"calls": _calls}, repeats=4, time_limit=30.0)
+    firsts = [runs[runs["repeat"] == r]["observer"].iloc[0] for r in range(4)]
+    assert firsts == list(OBSERVERS)
