@@ -134,19 +134,19 @@ plt.show()
 # for the ordinary one; the measurement below uses the relative one.
 #
 # This is a real measurement on your machine: a ping-pong between two processes over a Unix
-# socket pair, 8 B to 2 MiB, 15 round trips per size (one-way time = half a round trip), first
+# socket pair, 8 B to 2 MiB, 11 round trips per size (one-way time = half a round trip), first
 # alone and then with one busy process per core competing. After it, a ring all-reduce of
-# 4 MiB of float64 among three processes, numpy doing the additions, alone and with competitors.
+# 1 MiB of float64 among three processes, numpy doing the additions, alone and with competitors.
 # It takes about a second.
 
 # %%
 sizes = [8 * 4**k for k in range(10)]
 competing = min(os.cpu_count() or 1, 8)
-alone = collectives.pingpong_sweep(sizes, repeats=15)
-busy = collectives.pingpong_sweep(sizes, repeats=15, competitors=competing)
+alone = collectives.pingpong_sweep(sizes, repeats=11)
+busy = collectives.pingpong_sweep(sizes, repeats=11, competitors=competing)
 measured = collectives.fit_alpha_beta(alone["size_bytes"], alone["time"], relative=True)
-ring_alone = collectives.ring_allreduce_measure(3, 4 * MiB)
-ring_busy = collectives.ring_allreduce_measure(3, 4 * MiB, competitors=competing)
+ring_alone = collectives.ring_allreduce_measure(3, 1 * MiB)
+ring_busy = collectives.ring_allreduce_measure(3, 1 * MiB, competitors=competing)
 
 for label, df in (("alone", alone), (f"{competing} busy processes", busy)):
     print(f"ping-pong, {label}: one-way median (p10-p90)")
@@ -158,8 +158,8 @@ for label, df in (("alone", alone), (f"{competing} busy processes", busy)):
 print(
     f"fit (relative): α = {measured.alpha * 1e6:.1f} µs, 1/β = {measured.bandwidth / 1e9:.2f} GB/s"
 )
-predicted = ring_all_reduce_time(4 * MiB, 3, measured.alpha, measured.beta)
-print(f"ring all-reduce of 4 MiB on 3 processes: α-β model {predicted * 1e3:.2f} ms")
+predicted = ring_all_reduce_time(1 * MiB, 3, measured.alpha, measured.beta)
+print(f"ring all-reduce of 1 MiB on 3 processes: α-β model {predicted * 1e3:.2f} ms")
 for label, r in (("alone", ring_alone), ("busy", ring_busy)):
     print(
         f"  measured, {label}: {r['time'] * 1e3:.2f} ms median "
@@ -171,9 +171,9 @@ plt.show()
 # %% [markdown]
 # Error bars span the 10th to 90th percentile of the round trips. Notice three things; your
 # numbers differ from anyone else's, the pattern does not. The sweep is flat up to a few KiB,
-# then turns into the bandwidth slope, as the model says. With every core busy the median barely
-# moves but the tail grows: a process that must be woken waits for a core. And the ring all-reduce
-# takes many times what the fitted α and β predict, because the ping-pong measured one message
+# then turns into the bandwidth slope, as the model says. With every core busy the small messages
+# barely change, while the largest and the ring all-reduce slow down and spread out: a process
+# that must be woken waits for a core. And even alone the ring all-reduce takes many times what the fitted α and β predict, because the ping-pong measured one message
 # at a time while in the ring every rank sends, receives and adds at once, on shared cores and
 # memory. Each measurement is valid; neither is the other's cost.
 #
