@@ -404,11 +404,14 @@ def measure_overhead(
     *,
     repeats: int = 5,
     time_limit: float = 3.0,
+    clock: str = "wall",
 ) -> pd.DataFrame:
     """Time every workload under every observer, ``repeats`` interleaved rounds (cost09, §1).
 
-    Returns one row per run: ``workload``, ``observer``, ``repeat``, ``seconds`` (perf_counter
-    wall time). Each round runs every (workload, observer) pair once, so a slow phase of the
+    Returns one row per run: ``workload``, ``observer``, ``repeat``, ``seconds``: wall time
+    (``time.perf_counter``) with ``clock="wall"``, or this process's CPU time
+    (``time.process_time``) with ``clock="cpu"``, which other programs sharing the cores disturb
+    less (an observer's cost is CPU work in the observed thread, so CPU time includes it). Each round runs every (workload, observer) pair once, so a slow phase of the
     machine hits all of them alike, and the observers' order rotates from round to round, so
     none of them always runs first (after another observer's clean-up). Rounds stop early (at least one is always completed) once
     ``time_limit`` seconds have passed, so the measurement cannot run away on a loaded machine.
@@ -419,6 +422,9 @@ def measure_overhead(
     for name in observers:
         if name not in OBSERVERS:
             raise ValueError(f"unknown observer {name!r}; known: {list(OBSERVERS)}")
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
+    timer = time.perf_counter if clock == "wall" else time.process_time
     repeats = _count("repeats", repeats, minimum=1)
     limit = _positive("time_limit", time_limit)
     for fn in workloads.values():
@@ -432,9 +438,9 @@ def measure_overhead(
         for wname, fn in workloads.items():
             for oname in order:
                 with observe(oname):
-                    t0 = time.perf_counter()
+                    t0 = timer()
                     fn()
-                    t1 = time.perf_counter()
+                    t1 = timer()
                 rows.append((wname, oname, r, t1 - t0))
     return pd.DataFrame(rows, columns=["workload", "observer", "repeat", "seconds"])
 

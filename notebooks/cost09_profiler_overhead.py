@@ -60,8 +60,8 @@ PER_EVENT = 2 * us  # an assumed tracer cost per event, for illustration; sectio
 #
 # where $T$ is the uninstrumented time of the thread that emits the events, $N_{\text{events}}$
 # their number and $c$ the tracer's cost per event. Two workloads of the same length can thus
-# suffer very differently: 20,000 calls of a one-line Python function emit 40,002 events, four
-# `np.sort` calls on 400,000 numbers emit a few dozen.
+# suffer very differently: 50,000 calls of a one-line Python function emit 100,002 events, two
+# `np.sort` calls on 200,000 numbers about twenty.
 #
 # Measure it as an A/B comparison: the same work with no observer and under each observer,
 # several repeats each, interleaved so that a noisy moment of the machine hits all of them
@@ -69,8 +69,10 @@ PER_EVENT = 2 * us  # an assumed tracer cost per event, for illustration; sectio
 # `sys.setprofile` with a do-nothing Python callback (what a pure-Python tracer costs at least),
 # `cProfile`, and `tracemalloc`, which records every memory allocation with its stack (here one
 # frame). Since Python 3.12, `cProfile` is built on `sys.monitoring` (PEP 669; CPython issue
-# gh-103533), not on `sys.setprofile`, so it is measured as its own observer. The next cell runs
-# on your machine in about a second.
+# gh-103533), not on `sys.setprofile`, so it is measured as its own observer. The next cell
+# times this process's CPU time (`time.process_time`): other programs sharing your cores
+# disturb it far less than wall time, and the observers' work, done in this thread, is in it.
+# It runs in about a second.
 
 
 # %%
@@ -78,23 +80,23 @@ def tiny(x):
     return x + 1
 
 
-def many_small_calls():  # 20,000 Python calls: a launch-bound step in miniature
+def many_small_calls():  # 50,000 Python calls: a launch-bound step in miniature
     s = 0
-    for _ in range(20_000):
+    for _ in range(50_000):
         s = tiny(s)
     return s
 
 
-big = rng.random(400_000)
+big = rng.random(200_000)
 
 
-def few_large_ops():  # four numpy sorts: a compute-bound step in miniature
-    for _ in range(4):
+def few_large_ops():  # two numpy sorts: a compute-bound step in miniature
+    for _ in range(2):
         np.sort(big)
 
 
 workloads = {"many small calls": many_small_calls, "few large numpy ops": few_large_ops}
-runs = measure_overhead(workloads, repeats=9, time_limit=2.0)
+runs = measure_overhead(workloads, repeats=9, time_limit=2.0, clock="cpu")
 summary = overhead_summary(runs)
 events = {name: count_profile_events(fn) for name, fn in workloads.items()}
 print(f"Python {sys.version.split()[0]}; events per run: {events}")
@@ -128,15 +130,12 @@ measured = rows.loc[("few large numpy ops", "setprofile"), "overhead"]
 print(f"numpy workload: predicted overhead {predicted:.3%}, measured {measured:.1%}")
 
 # %% [markdown]
-# The prediction for the numpy workload is a small fraction of a percent. The measured value is
-# that plus the machine's noise: a few percent on a quiet machine, tens of percent when other
-# programs share the cores. An A/B comparison detects an overhead only above its noise, which is
-# why you repeat, interleave and compare medians, and why a small effect needs more repeats.
-# A real training step has the same two regimes with a bigger tracer: `torch.profiler` records
-# each operator, each CUDA runtime call and each kernel, and `with_stack=True` adds the Python
-# stack to every operator, so a step of thousands of small kernels is distorted far more than
-# one of a few large matrix multiplications. Measure your own tracer this way; a cost per event
-# from another machine, Python or PyTorch version does not transfer.
+# The prediction for the numpy workload is a small fraction of a percent; the measurement is
+# that plus a few percent of noise (wall times on a busy machine scatter by tens of percent: try
+# `clock="wall"`). An A/B comparison sees an overhead only above its noise. `torch.profiler` has
+# the same two regimes with a bigger tracer: it records every operator, CUDA runtime call and
+# kernel, and `with_stack=True` adds a Python stack to each operator. Measure your own tracer;
+# a cost per event from another machine, Python or PyTorch version does not transfer.
 
 # %% [markdown]
 # ## 2. An asynchronous step hides the tracer's cost until the CPU becomes the bottleneck
@@ -181,14 +180,13 @@ plt.show()
 #
 # The other ways of observing cost differently, and each answers different questions.
 #
-# - **Sampling** stops the program every $\Delta$ seconds to read its stacks. If each sample
-#   costs $c_s$, the program is slowed by $c_s / (\Delta - c_s)$ whatever it does; py-spy's
-#   default is 100 samples per second, and it pauses the process while it samples unless run
-#   with `--nonblocking` (py-spy changelog). Sampling suits long runs and production, but it
-#   gives statistics, not the order of events, and cannot time anything shorter than $\Delta$.
-# - **Memory observation** costs per allocation: `tracemalloc` in section 1, and
-#   `torch.profiler`'s `profile_memory=True` or the CUDA memory snapshot for tensors. Stacks per
-#   allocation make it costlier still.
+# - **Sampling** stops the program every $\Delta$ seconds to read its stacks: at a cost $c_s$
+#   per sample the program slows by $c_s / (\Delta - c_s)$, whatever it does. py-spy takes 100
+#   samples per second by default and pauses the process for each unless run with
+#   `--nonblocking` (py-spy changelog). It suits long runs and production; it gives statistics,
+#   not the order of events.
+# - **Memory observation** costs per allocation, more with a stack per allocation:
+#   `tracemalloc` above, `profile_memory=True` or the CUDA memory snapshot for tensors.
 # - **Kernel replay** collects hardware counters (achieved DRAM bandwidth, cache hit rates) that
 #   do not all fit in one pass: Nsight Compute saves the memory a kernel touches and replays the
 #   kernel once per pass of counters (Nsight Compute Profiling Guide, "Kernel Replay";

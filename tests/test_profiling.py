@@ -218,6 +218,7 @@ def test_sampling_overhead_against_a_simulated_sampler():
         (lambda: plan_capture_window(5, 1.0, 0.1, 1.0, -0.1, wait=1, warmup=1), "budget"),
         (lambda: list(observe("perf").__enter__()), "unknown observer 'perf'"),
         (lambda: measure_overhead({}), "workloads is empty"),
+        (lambda: measure_overhead({"w": lambda: None}, clock="gpu"), "clock must be"),
         (lambda: measure_overhead({"w": lambda: None}, ["gdb"]), "unknown observer 'gdb'"),
     ],
 )
@@ -272,6 +273,14 @@ def test_measure_overhead_on_a_tiny_workload():
     assert none["overhead"] == 0.0
     # a Python callback on 4,002 events costs far more than 2,000 additions
     assert summary.set_index("observer").loc["setprofile", "overhead"] > 0.5
+
+
+def test_cpu_clock_times_the_same_runs():
+    """clock="cpu" gives CPU seconds of the same shape; setprofile still costs more than none."""
+    runs = measure_overhead({"calls": _calls}, repeats=3, clock="cpu")
+    assert len(runs) == 3 * len(OBSERVERS) and (runs["seconds"] >= 0).all()
+    summary = overhead_summary(runs).set_index("observer")
+    assert summary.loc["setprofile", "overhead"] > 0.5
 
 
 def test_measure_overhead_stops_at_the_time_limit():
