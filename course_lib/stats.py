@@ -9,7 +9,7 @@ Sources: the percentile bootstrap is Efron & Tibshirani (1993), *An Introduction
 Bootstrap*, §13.3 (the two-sample case resamples each sample independently, §8.3); the runs
 needed to detect a change is the two-sample normal sample-size formula (e.g. Chow, Shao & Wang,
 *Sample Size Calculations in Clinical Research*, 2nd ed. 2008, §3.2.1); bisection is binary search
-over an ordered list of commits, as ``git bisect`` does ("roughly log2(N)" steps, git-bisect(1));
+over an ordered list of commits, as ``git bisect`` does (it reports "roughly k steps" left);
 the trace diff follows Holistic Trace Analysis's ``TraceDiff.compare_traces`` and ``ops_diff``
 (hta/trace_diff.py).
 """
@@ -327,6 +327,9 @@ def trace_diff(
     not give: before/after_self_duration and diff_self_duration (time outside child ops), and
     ``change`` — the op's class in HTA's ``ops_diff``: "added", "deleted", "increased",
     "decreased", "unchanged" (by count). Raises ValueError when the traces share no op.
+
+    Unlike HTA, which compares one iteration of one rank by default and keeps every event of it,
+    this compares whole traces (all their steps) and only the complete events of ``categories``.
     """
     b = _summary(before, "before", categories)
     a = _summary(after, "after", categories)
