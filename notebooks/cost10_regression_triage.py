@@ -276,7 +276,7 @@ print(bisect(lambda i: i >= culprit, 100))  # (the first bad candidate found, bu
 # - At cv 3 %, change 2 %, step the seed with 10 runs: the verdict flips between "regression"
 #   and "inconclusive". Drag the runs to the number the right panel marks, then step the seed
 #   again.
-# - Set the change to 0: the interval still sometimes excludes zero (about 1 seed in 20 at
+# - Set the change to 0: the interval still sometimes excludes zero (roughly 1 seed in 20 at
 #   95 %). That is a false alarm, not a regression.
 # - Double the noise: the runs needed grow fourfold.
 
