@@ -259,11 +259,17 @@ def _frame_from_events(events: list, source: str, time_scale: float) -> pd.DataF
 
 
 def _frame_from_columns(
-    raw: dict[str, np.ndarray], extra_keys: Sequence[str], source: str, time_scale: float
+    raw: dict[str, np.ndarray],
+    extra_keys: Sequence[str],
+    source: str,
+    time_scale: float,
+    *,
+    none_only: bool = False,
 ) -> pd.DataFrame:
     """Validate and type the raw columns (object arrays, None or NaN where a field is absent;
     ts/dur may already be float64 with NaN) into the event DataFrame. Both decoders end here,
-    so they raise the same errors and give the same columns."""
+    so they raise the same errors and give the same columns. ``none_only``: the object columns
+    mark absence with None only (never NaN), so they are used as they are, without a copy."""
     n = len(raw["ph"])
     ph = raw["ph"]
     ph_missing = _is_missing_array(ph)
@@ -293,8 +299,9 @@ def _frame_from_columns(
 
     args = raw["args"]
     args_missing = _is_missing_array(args)
-    args = args.copy()
-    args[args_missing] = None
+    if not none_only:
+        args = args.copy()
+        args[args_missing] = None
     has_args = ~args_missing
     present = args[has_args].tolist()
     if set(map(type, present)) - {dict}:
@@ -329,8 +336,10 @@ def _frame_from_columns(
     cols.update(args_ints)
     cols["args"] = args
     for key in extra_keys:
-        col = raw[key].copy()
-        col[_is_missing_array(col)] = None
+        col = raw[key]
+        if not none_only:
+            col = col.copy()
+            col[_is_missing_array(col)] = None
         column = f"{key}{TOP_LEVEL_SUFFIX}" if key in cols else key  # e.g. a top-level "device"
         cols[column] = pd.Series(col, dtype=object, copy=False)
     return pd.DataFrame(cols, copy=False)
@@ -466,7 +475,7 @@ def load_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
             del raw
             cols, extra_keys, metadata = fast
             del fast
-            df = _frame_from_columns(cols, extra_keys, source, US)
+            df = _frame_from_columns(cols, extra_keys, source, US, none_only=True)
             del cols
         else:  # general path: orjson (or json) to event dicts; any valid trace, every error
             doc = _parse_json(raw, p)
