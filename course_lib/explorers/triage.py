@@ -30,7 +30,7 @@ class TriageExplorer(Explorer):
     bootstrap interval and verdict); the right panel is :func:`course_lib.stats.detection_power`
     against runs per side, with :func:`course_lib.stats.runs_to_detect` marked. A fixed layout on
     an Agg canvas; the static frame is rendered once and kept as a bitmap, an update moves the
-dynamic artists and draws only them over it (blitting).
+    dynamic artists and draws only them over it (blitting).
     """
 
     FIGSIZE = (12.0, 3.6)
