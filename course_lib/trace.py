@@ -365,7 +365,7 @@ def _events_and_metadata(doc: Any, source: str) -> tuple[list, dict]:
 # path decodes events with exactly these fields; an event with any other field sends the whole
 # file to the general path (orjson + dicts), which keeps every field.
 _FORMAT_FIELDS = ("id", "bp", "s")  # what Kineto writes: flow id and binding point, instant scope
-_NO_ID = -(2**63)  # stands in for an absent pid/tid in the int64 decoding (a real one -> general)
+_NO_ID = -(2**63)  # an absent pid/tid in the int64 decoding (such a file goes to the general path)
 
 if _msgspec is not None:
 
@@ -430,10 +430,12 @@ def _fast_columns(raw: bytes) -> tuple[dict[str, np.ndarray], list[str], dict] |
         cols[key] = np.fromiter(map(attrgetter(key), events), dtype=np.float64, count=n)
     for key in ("pid", "tid"):
         if int_ids:
-            ids = np.fromiter(map(attrgetter(key), events), dtype=np.int64, count=n)
-            if (ids == _NO_ID).any():  # some absent: an object column, None where absent
-                ids = ids.astype(object)
-                ids[ids == _NO_ID] = None
+            try:
+                ids = np.fromiter(map(attrgetter(key), events), dtype=np.int64, count=n)
+            except OverflowError:  # beyond int64: the general path makes it an object column
+                return None
+            if (ids == _NO_ID).any():  # absent (or that very id): the general path
+                return None
             cols[key] = ids
         else:
             cols[key] = np.fromiter(map(attrgetter(key), events), dtype=object, count=n)

@@ -477,8 +477,11 @@ def _assert_same_load(path, monkeypatch):
         (None, True),
         # string pids/tids (as real traces have) take the second msgspec decoder
         ([_x("a", 1.0, 2.0, pid="Spans", tid="x"), _x("b", 2, 1, correlation=7)], True),
-        # a missing pid: object column with None, on both paths
-        ([{"ph": "i", "s": "t", "name": "x", "ts": 1.0, "tid": 1}, _x("b", 2, 1)], True),
+        # a missing pid: object column with None (general path)
+        ([{"ph": "i", "s": "t", "name": "x", "ts": 1.0, "tid": 1}, _x("b", 2, 1)], False),
+        # a pid beyond int64 (general path: object column); a bool tid (second decoder)
+        ([_x("a", 1, 1, pid=2**63), _x("b", 2, 1)], False),
+        ([_x("a", 1, 1, tid=True), _x("b", 2, 1)], True),
         # integer ts, null args, a top-level "device" beside args.device
         ([{**_x("a", 3, 4), "args": None}, {**_x("b", 5, 6, device=1), "device": "cpu"}], False),
         # a field outside the Chrome format -> general path, which keeps it
