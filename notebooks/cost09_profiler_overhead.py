@@ -131,8 +131,9 @@ print(f"numpy workload: predicted overhead {predicted:.3%}, measured {measured:.
 
 # %% [markdown]
 # The prediction for the numpy workload is a small fraction of a percent; the measurement is
-# that plus a few percent of noise (wall times on a busy machine scatter by tens of percent: try
-# `clock="wall"`). An A/B comparison sees an overhead only above its noise. `torch.profiler` has
+# that plus noise, a few percent on a quiet machine and more on a busy one (wall times scatter
+# by tens of percent there: try `clock="wall"`). An A/B comparison sees an overhead only above
+# its noise. `torch.profiler` has
 # the same two regimes with a bigger tracer: it records every operator, CUDA runtime call and
 # kernel, and `with_stack=True` adds a Python stack to each operator. Measure your own tracer;
 # a cost per event from another machine, Python or PyTorch version does not transfer.
