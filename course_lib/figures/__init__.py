@@ -3,6 +3,8 @@
 Every function takes an optional ``ax`` and returns the Axes it drew on, so lessons can compose
 figures and explorers can redraw into an existing Axes. Modules mirror the models they draw:
 ``graph`` (cost01: Gantt, dependency graph, slack, what-if), ``clocks`` (cost02), ``overlap``
-(cost03), ``utilization`` (cost04), ``memory`` (cost05), ``pipeline`` (schedule grids, Module 2);
+(cost03), ``utilization`` (cost04), ``memory`` (cost05), ``straggler`` (cost06), ``collectives``
+(cost07), ``scaling`` (cost08), ``profiling`` (cost09), ``stats`` (cost10: comparisons, power,
+trace diffs), ``pipeline`` (schedule grids, Module 2);
 ``style`` holds what several families share (time units, text metrics).
 """
