@@ -25,6 +25,7 @@ import ast
 import builtins
 import contextlib
 import json
+import symtable
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -89,6 +90,26 @@ def loaded_names(source: str) -> set[str]:
         }
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
+
+
+def global_reads(source: str) -> set[str]:
+    """Module-level names a piece of code can read: every name its top level and its class
+    bodies read, and the globals its functions and comprehensions read — not a function's
+    parameters or locals (a local named like another cell's global does not need that cell)."""
+    try:
+        table = symtable.symtable(python_lines(source), "<cell>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return loaded_names(source)
+    out: set[str] = set()
+    scopes = [table]
+    while scopes:
+        scope = scopes.pop()
+        every = scope.get_type() in ("module", "class")
+        for symbol in scope.get_symbols():
+            if symbol.is_referenced() and (every or symbol.is_global()):
+                out.add(symbol.get_name())
+        scopes.extend(scope.get_children())
+    return out
 
 
 def bound_names(source: str) -> set[str]:

@@ -238,10 +238,11 @@ class GuardedExecute(Execute):
 
     def _probe_cells(self) -> list[tuple[int, str]]:
         """The student's cells a probe runs: every solution cell, and any other unlocked cell
-        (the student's own or the lesson's) that binds a name those read, or a function a grade
-        cell calls — transitively. Scratch cells, figures and explorers stay out."""
+        (the student's own or the lesson's) that binds a name those read as a global, or a
+        function a grade cell calls — transitively. Scratch cells, figures and explorers stay out
+        (a name a function only uses as its parameter or local brings in no cell)."""
         from course_lib.machinery.grader.audit import python_source
-        from course_lib.machinery.grader.checker import bound_names, loaded_names
+        from course_lib.machinery.grader.checker import bound_names, global_reads
 
         candidates = []
         for index, cell in enumerate(self.nb.cells):
@@ -254,14 +255,14 @@ class GuardedExecute(Execute):
         needed = {n for plan in self._checker.plans.values() for n in plan.answers}
         for _, source, solution in candidates:
             if solution:
-                needed |= loaded_names(source)
+                needed |= global_reads(source)
         changed = True
         while changed:
             changed = False
             for index, source, _ in candidates:
                 if index not in chosen and bound_names(source) & needed:
                     chosen.add(index)
-                    needed |= loaded_names(source)
+                    needed |= global_reads(source)
                     changed = True
         return [(i, s) for i, s, _ in candidates if i in chosen]
 

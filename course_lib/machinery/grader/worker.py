@@ -172,6 +172,37 @@ def student_sources(nb: nbformat.NotebookNode) -> list[str]:
     ]
 
 
+def feedback_exporter() -> type:
+    """nbconvert's HTMLExporter with the Jinja templates compiled once per worker: nbgrader makes
+    a new exporter, so a new Jinja environment, for every student's feedback, which would compile
+    the same templates each time. The bytecode cache is keyed by template name and source
+    checksum (a changed template is compiled anew); the rendered HTML is the same."""
+    from jinja2.bccache import BytecodeCache
+    from nbconvert.exporters import HTMLExporter
+
+    class MemoryCache(BytecodeCache):
+        def __init__(self) -> None:
+            self.codes: dict[str, bytes] = {}
+
+        def load_bytecode(self, bucket: Any) -> None:
+            code = self.codes.get(bucket.key)
+            if code is not None:
+                bucket.bytecode_from_string(code)
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            self.codes[bucket.key] = bucket.bytecode_to_string()
+
+    cache = MemoryCache()
+
+    class FeedbackExporter(HTMLExporter):
+        def _create_environment(self) -> Any:
+            environment = super()._create_environment()
+            environment.bytecode_cache = cache
+            return environment
+
+    return FeedbackExporter
+
+
 class Worker:
     """Grades jobs for one lesson; holds the nbgrader configuration loaded once."""
 
@@ -179,6 +210,7 @@ class Worker:
         self.root = root
         self.config = nbgrader_config(root)
         self.specs: dict[str, LessonSpec] = {}
+        self.exporter = feedback_exporter()
 
     def spec(self, path: str) -> LessonSpec:
         """The lesson spec stored at `path` (read once)."""
@@ -262,6 +294,7 @@ class Worker:
         defaults = Autograde.class_traits()["autograde_preprocessors"].default()
         steps = [GuardedExecute if p is Execute else p for p in defaults]
         config.Autograde.autograde_preprocessors = steps
+        config.GenerateFeedback.exporter_class = self.exporter
         report_path = work / "execution.json"
         config.GuardedExecute.budget = float(job["budget"])
         config.GuardedExecute.run_dir = str(run_dir)
