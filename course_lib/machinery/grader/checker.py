@@ -174,7 +174,7 @@ class ProbeSession:
         self.init = init  # setup sources, cells, exec_dir
         self.timeout = timeout  # per call
         self.budget = budget  # callable: seconds left for this student
-        self.current: tuple[tuple[str, str, str], ...] | None = None
+        self.current: tuple[tuple[str, str], ...] | None = None  # the live probe's disabled set
         self.probe_id = 0
         self.flags: set[str] = set()
         self.dead_reason: str | None = None
@@ -198,7 +198,7 @@ class ProbeSession:
             return _death(msg)
         if msg.get("setup_errors"):
             self.flags.add("probe:setup_failed")
-        self.current = targets
+        self.current = _disabled(targets)
         return None
 
     def call(
@@ -208,7 +208,7 @@ class ProbeSession:
             args_text, kw_text = wire.dumps(list(args)), wire.dumps(dict(kw))
         except wire.WireError as exc:
             raise GraderError(f"a grade cell passed arguments that cannot cross: {exc}") from None
-        if self.current != targets:
+        if self.current != _disabled(targets):  # the same routines disabled: the same probe
             if self.current is not None:
                 self.link.op({"op": "kill_probe"}, 10.0)
                 self.current = None
@@ -259,6 +259,13 @@ class ProbeSession:
             raise checks.DelegationError(f"{what} ({reason.split(':', 1)[-1].strip()})")
         self.flags.add("runtime:probe_failed")
         raise RuntimeError(f"your function could not be called: {reason}")
+
+
+def _disabled(targets: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The routines a probe for these forbid targets has disabled, without the messages (which
+    name the exercise, "Exercise 2" or "Exercise 2 (hidden cases)"): a grade cell's visible and
+    hidden forbid blocks, and two cells that forbid the same routines, share one probe."""
+    return tuple(sorted({(owner, attr) for owner, attr, _ in targets}))
 
 
 def _kind(exc: Exception) -> str:
