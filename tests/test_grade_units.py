@@ -363,3 +363,38 @@ def test_auto_sandbox_falls_back_loudly(monkeypatch) -> None:
         sandbox.make_sandbox("bwrap")
     with pytest.raises(ValueError, match="sandbox mode"):
         sandbox.make_sandbox("docker")
+
+
+def test_global_reads_leave_out_parameters_and_locals() -> None:
+    """A probe runs the cells that bind what the solution cells read as globals: a function's
+    parameters and locals (`durations`, `path`) bring in no cell; what its body, its defaults,
+    a class body or a comprehension reads from the module does."""
+    from course_lib.machinery.grader.checker import global_reads
+
+    source = (
+        "import graphlib\n"
+        "def longest_path(durations, deps, limit=LIMIT):\n"
+        "    path = []\n"
+        "    for u, v in deps:\n"
+        "        path.append(durations[u] * SCALE)\n"
+        "    return helper(path), [x for x in path if x > CUT]\n"
+        "class Step:\n"
+        "    unit = UNIT\n"
+        "total = sum(totals)\n"
+    )
+    reads = global_reads(source)
+    assert {"LIMIT", "SCALE", "helper", "CUT", "UNIT", "totals", "sum"} <= reads
+    assert not {"durations", "deps", "path", "u", "v", "x", "limit"} & reads
+    assert global_reads("def f(:\n") == set()  # unparsable: nothing (the cell fails anyway)
+
+
+def test_forbid_blocks_with_the_same_routines_share_a_probe() -> None:
+    """The probe for a forbid block is keyed by the routines it disables, not by the message."""
+    from course_lib.machinery.grader.checker import _disabled
+
+    visible = (("course_lib.graph", "critical_path", "Exercise 2 asks you to write this"),)
+    hidden = (("course_lib.graph", "critical_path", "Exercise 2 (hidden cases) asks you"),)
+    other = (("course_lib.graph", "useful_reduction", "Exercise 3 asks you to write this"),)
+    assert _disabled(visible) == _disabled(hidden)
+    assert _disabled(visible) != _disabled(other)
+    assert _disabled(()) == ()
