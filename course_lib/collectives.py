@@ -15,14 +15,14 @@ reduction (addition) time per byte (s/B).
   "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2)):
   T = 2(n-1)·α + 2·((n-1)/n)·S·β + ((n-1)/n)·S·γ.
 * **Binomial-tree all-reduce**: a binomial-tree reduce to one root followed by a binomial-tree
-  broadcast of the whole buffer, the MPICH cost model of Thakur, Rabenseifner & Gropp 2005
-  ("Optimization of collective communication operations in MPICH", IJHPCA 19(1), §4):
+  broadcast of the whole buffer, in the α-β-γ cost model of Thakur, Rabenseifner & Gropp 2005
+  ("Optimization of collective communication operations in MPICH", IJHPCA 19(1)):
   T = 2⌈log₂ n⌉·(α + S·β) + ⌈log₂ n⌉·S·γ. NCCL's tree algorithm (a pipelined double binary
   tree) is a different model: it splits the buffer into chunks and overlaps the levels.
 * **Fit**: time = α + β·S by ordinary least squares over a message-size sweep.
 
 The loopback benchmark (:func:`pingpong_sweep`, :func:`ring_allreduce_measure`) runs between
-local processes over pipes, optionally with busy processes competing for the cores. It measures
+local processes over a Unix socket pair (multiprocessing's duplex Pipe), optionally with busy processes competing for the cores. It measures
 this machine's kernel and memory copies, not a network: see the lesson for what a cluster shows.
 """
 
@@ -41,8 +41,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from course_lib.validate import choice, nonnegative_array, number, whole_count
+
 __all__ = [
-    "BUSBW_FACTORS",
     "COLLECTIVES",
     "AlphaBeta",
     "algorithm_bandwidth",
@@ -63,58 +64,6 @@ FloatArray = NDArray[np.float64]
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce")
 """The collectives whose bus-bandwidth factor nccl-tests documents (doc/PERFORMANCE.md)."""
 
-BUSBW_FACTORS = {
-    "all_reduce": "2(n-1)/n",
-    "all_gather": "(n-1)/n",
-    "reduce_scatter": "(n-1)/n",
-    "all_to_all": "(n-1)/n",
-    "broadcast": "1",
-    "reduce": "1",
-}
-"""busbw / algbw per collective, as doc/PERFORMANCE.md of nccl-tests states it."""
-
-
-# --- validation ------------------------------------------------------------------------------
-
-
-def _number(x: object, name: str, *, positive: bool = False) -> float:
-    if isinstance(x, bool):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    try:
-        v = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {x!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {v}")
-    if v < 0 or (positive and v == 0):
-        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {v}")
-    return v
-
-
-def _ranks(num_ranks: object) -> int:
-    if isinstance(num_ranks, bool) or not isinstance(num_ranks, (int, np.integer)):
-        raise ValueError(f"num_ranks must be an int, got {num_ranks!r}")
-    if num_ranks < 1:
-        raise ValueError(f"num_ranks must be >= 1, got {num_ranks}")
-    return int(num_ranks)
-
-
-def _collective(collective: object) -> str:
-    if collective not in COLLECTIVES:
-        raise ValueError(f"unknown collective {collective!r}; known: {', '.join(COLLECTIVES)}")
-    return str(collective)
-
-
-def _sizes(x: ArrayLike, name: str) -> FloatArray:
-    """A float array (any shape) of finite, non-negative values; the error names the bad entry."""
-    a = np.asarray(x, dtype=float)
-    bad = ~np.isfinite(a) | (a < 0)
-    if bad.any():
-        i = np.unravel_index(int(np.argmax(bad)), a.shape) if a.ndim else ()
-        where = f"[{', '.join(map(str, i))}]" if a.ndim else ""
-        raise ValueError(f"{name}{where} = {a[i]} must be finite and >= 0")
-    return a
-
 
 # --- bandwidths (nccl-tests) -----------------------------------------------------------------
 
@@ -122,7 +71,7 @@ def _sizes(x: ArrayLike, name: str) -> FloatArray:
 def busbw_factor(collective: str, num_ranks: int) -> float:
     """busbw / algbw: 2(n-1)/n all-reduce; (n-1)/n all-gather, reduce-scatter, all-to-all; 1
     broadcast, reduce (nccl-tests doc/PERFORMANCE.md, "Summary"; cost07)."""
-    c, n = _collective(collective), _ranks(num_ranks)
+    c, n = choice(collective, "collective", COLLECTIVES), whole_count(num_ranks, "num_ranks")
     if c == "all_reduce":
         return 2.0 * (n - 1) / n
     if c in ("all_gather", "reduce_scatter", "all_to_all"):
@@ -133,8 +82,8 @@ def busbw_factor(collective: str, num_ranks: int) -> float:
 def algorithm_bandwidth(size_bytes: ArrayLike, time: ArrayLike) -> FloatArray | float:
     """algbw = S / t in B/s (nccl-tests doc/PERFORMANCE.md; S the total array size for all-gather
     and reduce-scatter; cost07)."""
-    s = _sizes(size_bytes, "size_bytes")
-    t = _sizes(time, "time")
+    s = nonnegative_array(size_bytes, "size_bytes")
+    t = nonnegative_array(time, "time")
     if (t == 0).any():
         raise ValueError("time must be > 0 (a zero time has no bandwidth)")
     out = s / t
@@ -144,7 +93,7 @@ def algorithm_bandwidth(size_bytes: ArrayLike, time: ArrayLike) -> FloatArray | 
 def bus_bandwidth(algbw: ArrayLike, collective: str, num_ranks: int) -> FloatArray | float:
     """busbw = algbw × busbw_factor(collective, n), comparable with one link's bandwidth
     (nccl-tests doc/PERFORMANCE.md; cost07)."""
-    a = _sizes(algbw, "algbw")
+    a = nonnegative_array(algbw, "algbw")
     out = a * busbw_factor(collective, num_ranks)
     return float(out) if out.ndim == 0 else out
 
@@ -157,27 +106,22 @@ def ring_all_reduce_time(
 ) -> FloatArray | float:
     """Ring all-reduce, T = 2(n-1)α + 2((n-1)/n)Sβ + ((n-1)/n)Sγ (reduce-scatter + all-gather;
     Patarasuk & Yuan 2009; cost07). 0 for one rank."""
-    s = _sizes(size_bytes, "size_bytes")
-    n = _ranks(num_ranks)
-    a, b, g = _number(alpha, "alpha"), _number(beta, "beta"), _number(gamma, "gamma")
+    s = nonnegative_array(size_bytes, "size_bytes")
+    n = whole_count(num_ranks, "num_ranks")
+    a, b, g = number(alpha, "alpha"), number(beta, "beta"), number(gamma, "gamma")
     out = 2 * (n - 1) * a + 2 * ((n - 1) / n) * s * b + ((n - 1) / n) * s * g
     return float(out) if out.ndim == 0 else out
-
-
-def _levels(n: int) -> int:
-    """⌈log₂ n⌉ exactly (integer arithmetic)."""
-    return (n - 1).bit_length()
 
 
 def tree_all_reduce_time(
     size_bytes: ArrayLike, num_ranks: int, alpha: float, beta: float, gamma: float = 0.0
 ) -> FloatArray | float:
     """Binomial-tree reduce + binomial-tree broadcast, T = 2⌈log₂ n⌉(α + Sβ) + ⌈log₂ n⌉Sγ
-    (Thakur, Rabenseifner & Gropp 2005, §4; not NCCL's pipelined double binary tree; cost07)."""
-    s = _sizes(size_bytes, "size_bytes")
-    n = _ranks(num_ranks)
-    a, b, g = _number(alpha, "alpha"), _number(beta, "beta"), _number(gamma, "gamma")
-    levels = _levels(n)
+    (Thakur, Rabenseifner & Gropp 2005; not NCCL's pipelined double binary tree; cost07)."""
+    s = nonnegative_array(size_bytes, "size_bytes")
+    n = whole_count(num_ranks, "num_ranks")
+    a, b, g = number(alpha, "alpha"), number(beta, "beta"), number(gamma, "gamma")
+    levels = (n - 1).bit_length()  # ⌈log₂ n⌉ exactly
     out = 2 * levels * (a + s * b) + levels * s * g
     return float(out) if out.ndim == 0 else out
 
@@ -187,9 +131,9 @@ def ring_tree_crossover(num_ranks: int, alpha: float, beta: float, gamma: float 
     faster below it, the ring above. With L = ⌈log₂ n⌉ and f = (n-1)/n,
     S* = 2(n-1-L)α / ((2β + γ)(L - f)) (equate the two models; cost07). 0.0 when the ring is
     never slower (n <= 3: n - 1 <= L); inf when β = γ = 0 (the ring always pays more α)."""
-    n = _ranks(num_ranks)
-    a, b, g = _number(alpha, "alpha"), _number(beta, "beta"), _number(gamma, "gamma")
-    levels, f = _levels(n), (n - 1) / n
+    n = whole_count(num_ranks, "num_ranks")
+    a, b, g = number(alpha, "alpha"), number(beta, "beta"), number(gamma, "gamma")
+    levels, f = (n - 1).bit_length(), (n - 1) / n
     if n - 1 <= levels:
         return 0.0
     per_byte = (2 * b + g) * (levels - f)
@@ -213,7 +157,7 @@ def simulate_ring_all_reduce(
     if x.ndim != 2 or x.shape[0] < 1:
         raise ValueError(f"buffers must be a 2-D (num_ranks, count) array, got shape {x.shape}")
     n, count = x.shape
-    a, b, g = _number(alpha, "alpha"), _number(beta, "beta"), _number(gamma, "gamma")
+    a, b, g = number(alpha, "alpha"), number(beta, "beta"), number(gamma, "gamma")
     bounds = np.linspace(0, count, n + 1).round().astype(int)
     chunk = [slice(bounds[i], bounds[i + 1]) for i in range(n)]
     item = x.itemsize
@@ -263,8 +207,8 @@ def fit_alpha_beta(sizes: ArrayLike, times: ArrayLike, *, relative: bool = False
     large ones (which carry β). Needs at least two distinct sizes; sizes >= 0 and times > 0,
     finite, of equal length.
     """
-    s = _sizes(sizes, "sizes").ravel()
-    t = _sizes(times, "times").ravel()
+    s = nonnegative_array(sizes, "sizes").ravel()
+    t = nonnegative_array(times, "times").ravel()
     if len(s) != len(t):
         raise ValueError(f"sizes and times differ in length: {len(s)} vs {len(t)}")
     if len(np.unique(s)) < 2:
@@ -292,9 +236,9 @@ def synthetic_sweep(
     seed: int = 0,
 ) -> FloatArray:
     """Benchmark-like times (α + βS)·exp(ε), ε ~ N(0, noise²), seeded — SYNTHETIC (cost07)."""
-    s = _sizes(sizes, "sizes")
-    a, b = _number(alpha, "alpha"), _number(beta, "beta")
-    sd = _number(noise, "noise")
+    s = nonnegative_array(sizes, "sizes")
+    a, b = number(alpha, "alpha"), number(beta, "beta")
+    sd = number(noise, "noise")
     rng = np.random.default_rng(seed)
     return (a + b * s) * np.exp(rng.normal(0.0, sd, size=s.shape))
 
@@ -321,6 +265,7 @@ def _echo(conn, max_bytes: int, timeout: float) -> None:
     """Ping-pong partner: send every message straight back; stop on an empty one or a timeout."""
     buf = bytearray(max(max_bytes, 1))
     try:
+        conn.send_bytes(b"r")  # ready: the parent starts its clock only after this arrives
         while conn.poll(timeout):
             n = conn.recv_bytes_into(buf)
             if n == 0:
@@ -357,15 +302,18 @@ def pingpong_sweep(
     repeats: int = 15,
     competitors: int = 0,
     timeout: float = 2.0,
+    start_timeout: float = 60.0,
 ) -> pd.DataFrame:
-    """Real one-way message times between two local processes over a pipe (cost07).
+    """Real one-way message times between two local processes over a socket pair (cost07).
 
     For each size, `repeats` round trips (after one warm-up); one-way time = round trip / 2.
     ``competitors`` busy processes run meanwhile. Returns a DataFrame: size_bytes, time (median
-    one-way, s), p10, p90, repeats. Raises TimeoutError if the partner does not answer within
-    ``timeout`` seconds (the partner and competitors are always stopped).
+    one-way, s), p10, p90, repeats. The partner sends a ready byte once it runs; raises
+    TimeoutError if that byte takes more than ``start_timeout`` seconds (process start-up, slow
+    under the spawn start method, is never timed) or an echo more than ``timeout`` seconds (the
+    partner and competitors are always stopped).
     """
-    s = [int(v) for v in _sizes(list(sizes), "sizes")]
+    s = [int(v) for v in nonnegative_array(list(sizes), "sizes")]
     if not s or min(s) < 1:
         raise ValueError("sizes must be a non-empty list of message sizes >= 1 byte")
     if repeats < 1:
@@ -373,11 +321,16 @@ def pingpong_sweep(
     ctx = _context()
     parent, child = ctx.Pipe(duplex=True)
     partner = ctx.Process(target=_echo, args=(child, max(s), timeout), daemon=True)
-    others = _start_competitors(ctx, competitors, 4 * timeout)
+    others = _start_competitors(ctx, competitors, 4 * timeout + start_timeout)
     rows = []
     try:
         partner.start()
         child.close()
+        if not parent.poll(start_timeout):  # start-up (slow under spawn) is not timed
+            raise TimeoutError(
+                f"pingpong_sweep: the partner did not start within {start_timeout} s"
+            )
+        parent.recv_bytes()
         buf = bytearray(max(s))
         for size in s:
             payload = os.urandom(size)
@@ -403,7 +356,9 @@ _DIRECT_SEND_BYTES = 32 * 1024
 """Chunks up to this size are sent before receiving (they fit a Unix socket's buffer)."""
 
 
-def _ring_rank(rank, n, count, repeats, left, right, barrier, results, timeout) -> None:
+def _ring_rank(
+    rank, n, count, repeats, left, right, barrier, results, timeout, start_timeout
+) -> None:
     """One rank of the process ring: `repeats` numpy ring all-reduces of `count` float64."""
     rng = np.random.default_rng(rank)
     bounds = np.linspace(0, count, n + 1).round().astype(int)
@@ -411,10 +366,10 @@ def _ring_rank(rank, n, count, repeats, left, right, barrier, results, timeout) 
     incoming = np.empty(int(np.diff(bounds).max()) if n > 1 else 1)
     times, totals = [], []
     try:
-        for _ in range(repeats + 1):
+        for i in range(repeats + 1):
             data = rng.random(count)
             original_sum = data.copy()
-            barrier.wait(timeout)
+            barrier.wait(start_timeout if i == 0 else timeout)  # the first waits for start-up
             start = time.perf_counter()
             for phase in ("reduce_scatter", "all_gather"):
                 for k in range(n - 1):
@@ -452,18 +407,21 @@ def ring_allreduce_measure(
     repeats: int = 5,
     competitors: int = 0,
     timeout: float = 2.0,
+    start_timeout: float = 60.0,
 ) -> dict[str, float]:
     """Real ring all-reduce of `size_bytes` of float64 among `num_ranks` local processes (cost07).
 
-    Reduce-scatter then all-gather over pipes between ring neighbours, numpy additions; every
+    Reduce-scatter then all-gather over socket pairs between ring neighbours, numpy additions; every
     rank checks that all ranks end with the same total. Time of one all-reduce = the slowest
     rank's, from a common barrier. Returns median, p10, p90 (s), size_bytes, num_ranks,
-    repeats. TimeoutError if a rank stalls for ``timeout`` s; every process is stopped.
+    repeats. The first barrier waits up to ``start_timeout`` s for every rank to start (slow under
+    the spawn start method, never timed); TimeoutError if a rank stalls for ``timeout`` s after
+    that; every process is stopped.
     """
-    n = _ranks(num_ranks)
+    n = whole_count(num_ranks, "num_ranks")
     if n < 2:
         raise ValueError(f"num_ranks must be >= 2 for a ring, got {n}")
-    count = int(_number(size_bytes, "size_bytes", positive=True)) // 8
+    count = int(number(size_bytes, "size_bytes", positive=True)) // 8
     if count < n:
         raise ValueError(f"size_bytes must hold at least num_ranks float64s, got {size_bytes}")
     ctx = _context()
@@ -474,12 +432,12 @@ def ring_allreduce_measure(
         ctx.Process(
             target=_ring_rank,
             args=(r, n, count, repeats, links[(r - 1) % n][0], links[r][1], barrier)
-            + (report_w, timeout),
+            + (report_w, timeout, start_timeout),
             daemon=True,
         )
         for r in range(n)
     ]
-    others = _start_competitors(ctx, competitors, 4 * timeout)
+    others = _start_competitors(ctx, competitors, 4 * timeout + start_timeout)
     per_rank: dict[int, list[float]] = {}
     totals: dict[int, list[tuple[float, float]]] = {}
     try:
@@ -490,7 +448,7 @@ def ring_allreduce_measure(
             recv_end.close()
             send_end.close()
         for _ in range(n):
-            if not report_r.poll(timeout * (repeats + 2)):
+            if not report_r.poll(start_timeout + timeout * (repeats + 2)):
                 raise TimeoutError(f"ring_allreduce_measure: a rank stalled for {timeout} s")
             kind, rank, a, b = report_r.recv()
             if kind == "error":

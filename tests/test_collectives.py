@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_lib.collectives import (
-    BUSBW_FACTORS,
     COLLECTIVES,
     AlphaBeta,
     algorithm_bandwidth,
@@ -34,7 +33,7 @@ from course_lib.collectives import (
 
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 64, 1000])
 def test_busbw_factors_are_the_nccl_tests_table(n):
-    """doc/PERFORMANCE.md, Summary: 2(n-1)/n, (n-1)/n ×3, 1 ×2 — and the strings say the same."""
+    """doc/PERFORMANCE.md, Summary: 2(n-1)/n, (n-1)/n ×3, 1 ×2."""
     expected = {
         "all_reduce": 2 * (n - 1) / n,
         "all_gather": (n - 1) / n,
@@ -43,11 +42,9 @@ def test_busbw_factors_are_the_nccl_tests_table(n):
         "broadcast": 1.0,
         "reduce": 1.0,
     }
-    assert set(COLLECTIVES) == set(expected) == set(BUSBW_FACTORS)
+    assert set(COLLECTIVES) == set(expected)
     for c, f in expected.items():
         assert busbw_factor(c, n) == pytest.approx(f, rel=1e-15)
-        written = eval(BUSBW_FACTORS[c].replace("2(", "2*("), {"n": n})
-        assert written == pytest.approx(f, rel=1e-15)
 
 
 def test_algbw_and_busbw_of_an_nccl_tests_row():
@@ -284,3 +281,38 @@ def test_ring_allreduce_measure_large_chunks_use_the_sender_thread():
 def test_bad_input_is_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- forbid: one exercise's routine never takes down another's -------------------------------
+
+
+def test_forbidding_bus_bandwidth_leaves_algorithm_bandwidth_working():
+    """Exercise 1 forbids bus_bandwidth and busbw_factor; algorithm_bandwidth (and the shared
+    argument checks, in course_lib.validate) keep working, so a learner may use it."""
+    from course_lib import collectives
+    from course_lib.checks import DelegationError, forbid
+
+    with forbid((collectives, "bus_bandwidth"), (collectives, "busbw_factor"), exercise="Ex 1"):
+        assert algorithm_bandwidth(2**30, 10e-3) == pytest.approx(2**30 / 10e-3)
+        with pytest.raises(DelegationError, match="collectives.bus_bandwidth"):
+            bus_bandwidth(1e9, "all_reduce", 8)
+    assert bus_bandwidth(1e9, "all_reduce", 8) == pytest.approx(1.75e9)
+
+
+def test_forbidding_exercise_3s_models_leaves_bandwidths_and_the_crossover_working():
+    """Exercise 3 forbids the ring, tree and simulated all-reduce; bus_bandwidth (a learner's
+    route to algbw) and Exercise 5's neighbours still run."""
+    from course_lib import collectives
+    from course_lib.checks import forbid
+
+    targets = [
+        (collectives, n)
+        for n in ("ring_all_reduce_time", "tree_all_reduce_time", "simulate_ring_all_reduce")
+    ]
+    with forbid(*targets, exercise="Ex 3"):
+        assert bus_bandwidth(1e9, "all_reduce", 16) == pytest.approx(1e9 * 30 / 16)
+        assert ring_tree_crossover(16, 5e-6, 1 / 25e9) > 0
+        assert fit_alpha_beta([0, 1], [1.0, 2.0]).beta == pytest.approx(1.0)
+    with forbid((collectives, "ring_tree_crossover"), exercise="Ex 5"):
+        assert tree_all_reduce_time(1e6, 16, 1e-6, 1e-9) > 0
+        assert ring_all_reduce_time(1e6, 16, 1e-6, 1e-9) > 0

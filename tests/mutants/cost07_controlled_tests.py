@@ -162,6 +162,16 @@ MUTANTS = [
         ),
         grades=BUSBW,
     ),
+    Mutant(
+        name="busbw_evals_factor_table",
+        why="evaluates a formula-string table of factors from course_lib.collectives (removed)",
+        cells=_busbw(
+            _TOTAL
+            + "    formula = collectives.BUSBW_FACTORS[collective].replace('2(', '2*(')\n"
+            + "    return total / time * eval(formula, {'n': n}) / 1e9\n"
+        ),
+        grades=BUSBW,
+    ),
     # Exercise 2
     Mutant(
         name="fit_through_origin",
@@ -436,6 +446,14 @@ RIGHT_ANSWERS = [
         grades=BUSBW,
     ),
     Mutant(
+        name="busbw_via_algorithm_bandwidth",
+        why="algbw from the setup's algorithm_bandwidth (not forbidden), times the factor",
+        cells=_busbw(
+            _TOTAL + _RIGHT_FACTOR + "    return algorithm_bandwidth(total, time) * factor / 1e9\n"
+        ),
+        grades=BUSBW,
+    ),
+    Mutant(
         name="fit_polyfit",
         why="beta, alpha = np.polyfit(sizes, times, 1)",
         cells=_fit("    beta, alpha = np.polyfit(s, t, 1)\n    return alpha, beta\n"),
@@ -482,6 +500,22 @@ RIGHT_ANSWERS = [
         grades=BUCKETS,
     ),
     Mutant(
+        name="algbw_via_bus_bandwidth",
+        why="each bucket as 2(n-1)α + S / algbw, the factor read off bus_bandwidth (not forbidden)",
+        cells=_buckets(
+            "    factor = bus_bandwidth(1.0, 'all_reduce', n)\n"
+            "    algbw = (1 / beta) / factor\n"
+            "    return k * 2 * (n - 1) * alpha + sizes.sum() / algbw\n"
+        ),
+        grades=BUCKETS,
+    ),
+    Mutant(
+        name="share_rounded_to_3_digits",
+        why="the share to the 3 significant digits asked",
+        cells={"contention_answer": "contention_share = 0.520\n"},
+        grades=SHARE,
+    ),
+    Mutant(
         name="share_by_differences",
         why="contention delay over the gap, written with intermediate names",
         cells={
@@ -499,6 +533,12 @@ RIGHT_ANSWERS = [
             "    return 2 * (n - 1 - lv) * alpha / (2 * beta * (lv - f))\n",
             prelude="import math\n\n\n",
         ),
+        grades=CROSS,
+    ),
+    Mutant(
+        name="crossover_rounded_to_bytes",
+        why="the crossover rounded to a whole number of bytes",
+        cells=_cross("    return int(round(2 * (n - 1 - L) * alpha / (2 * beta * (L - f))))\n"),
         grades=CROSS,
     ),
     Mutant(
