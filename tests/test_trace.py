@@ -548,3 +548,87 @@ def test_not_json_names_the_file(tmp_path, content):
     with pytest.raises(TraceError, match="invalid JSON") as err:
         load_trace(p)
     assert str(err.value).startswith(str(p))
+
+
+# --------------------------------------------------------------------------------------------
+# the args column: JSON text until read (ArgsArray)
+
+
+def _args_trace(tmp_path) -> Path:
+    events = [
+        _x("a", 1.0, 1.0, correlation=1, weird={"n": [1, 2.5, None]}),
+        _x("b", 2.0, 1.0),  # no args
+        _x("c", 3.0, 1.0, **{"External id": 9, "s": "é\n"}),
+    ]
+    return _write_raw(tmp_path / "t.json", _kineto(events))
+
+
+def test_args_column_decodes_when_read(tmp_path, monkeypatch):
+    """The fast path keeps args as text (nothing decoded after load); reading an item, iterating,
+    tolist() and to_numpy() give the same dicts the general path builds, None where absent."""
+    path = _args_trace(tmp_path)
+    df = load_trace(path)
+    arr = df["args"].array
+    assert isinstance(arr, trace.ArgsArray) and str(df["args"].dtype) == "trace_args"
+    if trace._msgspec is not None:
+        assert (arr._starts >= 0).sum() == 2  # still encoded
+    expected = [
+        {"correlation": 1, "weird": {"n": [1, 2.5, None]}},
+        None,
+        {"External id": 9, "s": "é\n"},
+    ]
+    assert df["args"].iloc[2] == expected[2]
+    assert list(df["args"]) == expected and df["args"].tolist() == expected
+    assert df["args"].to_numpy().tolist() == expected
+    assert df["args"].isna().tolist() == [False, True, False]
+    with monkeypatch.context() as m:
+        _general_only(m)
+        assert load_trace(path)["args"].tolist() == expected
+
+
+def test_args_column_survives_frame_operations(tmp_path):
+    """Filtering, sorting, copying, concatenating (also with an object column of new dicts),
+    setting an item and comparing keep the dicts and the dtype."""
+    df = load_trace(_args_trace(tmp_path))
+    expected = df["args"].tolist()
+    assert df[df["name"] != "b"]["args"].tolist() == [expected[0], expected[2]]
+    assert df.sort_values("ts", ascending=False)["args"].tolist() == expected[::-1]
+    assert df.copy()["args"].tolist() == expected
+    again = pd.concat([df, df], ignore_index=True)
+    assert again["args"].tolist() == expected * 2 and str(again["args"].dtype) == "trace_args"
+    new = pd.DataFrame({"name": ["d"], "args": [{"correlation": 5}]})
+    both = pd.concat([df, new], ignore_index=True)
+    assert both["args"].tolist() == [*expected, {"correlation": 5}]
+    assert str(both["args"].dtype) == "trace_args"
+    assert (df["args"] == expected[0]).tolist() == [True, False, False]
+    df.at[1, "args"] = {"x": 1}
+    assert df["args"].tolist() == [expected[0], {"x": 1}, expected[2]]
+    assert df.iloc[0]["args"] == expected[0]
+
+
+@pytest.mark.skipif(trace._msgspec is None, reason="msgspec not installed")
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"correlation": -(2**63)},  # the fast path's "absent" sentinel, as a real value
+        {"correlation": None},  # null: <NA>, as on the general path
+        {"correlation": 2**64},  # beyond int64: the general path's error (orjson: a float)
+        {"stream": 7.0},  # an integral float: 7 on the general path
+    ],
+)
+def test_args_fields_the_fast_path_hands_over(tmp_path, monkeypatch, args):
+    """Args ids the typed decoder does not take (sentinel, null, too big, float) send the file
+    to the general path, so the result (or error) is the same either way."""
+    p = _write_raw(tmp_path / "t.json", _kineto([_x("a", 1.0, 1.0, **args), _x("b", 2, 1)]))
+    try:
+        fast = load_trace(p)
+    except TraceError as err:
+        with monkeypatch.context() as m:
+            _general_only(m)
+            with pytest.raises(TraceError) as general:
+                load_trace(p)
+        assert str(general.value) == str(err) and "event 0: field 'args.correlation'" in str(err)
+        return
+    _assert_same_load(p, monkeypatch)
+    assert not _took_fast_path(monkeypatch, p)
+    assert fast["args"].tolist()[0] == args
