@@ -277,11 +277,13 @@ def capture_overhead(
 ) -> CapturePlan:
     """Price a schedule over a run of ``num_steps`` steps of ``step_time`` seconds (cost09, §4).
 
-    Every WARMUP or RECORD step costs ``observer_overhead × step_time`` extra (the profiler is on
-    in both: torch starts the trace at warm-up and discards what it collected); every window that
-    recorded a step is saved once, at ``save_time``: at its RECORD_AND_SAVE step, or when the run
-    ends inside its active steps (torch's stop saves an unfinished RECORD window; one that ends in
-    WARMUP saves nothing). overhead_fraction = (observed · o · T + saves · S) / (num_steps · T).
+    Every RECORD step costs ``observer_overhead × step_time`` extra, and so, as an upper bound,
+    does every WARMUP step (torch only prepares Kineto/CUPTI at warm-up; operator recording starts
+    at the first RECORD step). Every window that recorded a step is saved once, at
+    ``save_time``: at its RECORD_AND_SAVE step, or when the run ends inside its active steps
+    (torch's exit acts on the action of the step after the last one: an unfinished RECORD window
+    is saved, an unfinished WARMUP is not; torch/profiler/profiler.py, ``action_map``).
+    overhead_fraction = (observed · o · T + saves · S) / (num_steps · T).
     """
     num_steps = _count("num_steps", num_steps, minimum=1)
     t = _positive("step_time", step_time)

@@ -68,11 +68,11 @@ PER_EVENT = 2 * us  # an assumed tracer cost per event, for illustration; sectio
 # alike, and compare medians. `measure_overhead` does this for three observers of Python:
 # `sys.setprofile` with a do-nothing Python callback (what a pure-Python tracer costs at least),
 # `cProfile`, and `tracemalloc`, which records every memory allocation with its stack (here one
-# frame). Since Python 3.12, `cProfile` is built on `sys.monitoring` (PEP 669; CPython issue
-# gh-103533), not on `sys.setprofile`, so it is measured as its own observer. The next cell
-# times this process's CPU time (`time.process_time`): other programs sharing your cores
-# disturb it far less than wall time, and the observers' work, done in this thread, is in it.
-# It runs in about a second.
+# frame). Before Python 3.12 (this course's 3.11) `cProfile` uses the same hook as
+# `sys.setprofile` with a C callback (CPython, Modules/_lsprof.c: `PyEval_SetProfile`); since
+# 3.12 it is built on `sys.monitoring` (PEP 669; CPython issue gh-103533). The next cell times
+# CPU time (`time.process_time`), which other programs on your cores disturb far less than wall
+# time. It takes at most about 2 s; it stops early on a busy machine.
 
 
 # %%
@@ -111,8 +111,7 @@ plt.show()
 # of the many small calls (several times over) leave the numpy sorts almost untouched: the
 # overhead follows the events, not the work. `tracemalloc` is the most expensive on the first
 # workload because `x + 1` allocates a new integer object on every call and each allocation is
-# recorded. The whiskers show the noise of a shared machine; only the medians of several repeats
-# are worth comparing.
+# recorded.
 #
 # The per-event model turns one workload's A/B pair into a cost per event,
 # $c = (\operatorname{median} T_{\text{observed}} - \operatorname{median} T)/N_{\text{events}}$,
@@ -133,10 +132,8 @@ print(f"numpy workload: predicted overhead {predicted:.3%}, measured {measured:.
 # The prediction for the numpy workload is a small fraction of a percent; the measurement is
 # that plus noise, a few percent on a quiet machine and more on a busy one (wall times scatter
 # by tens of percent there: try `clock="wall"`). An A/B comparison sees an overhead only above
-# its noise. `torch.profiler` has
-# the same two regimes with a bigger tracer: it records every operator, CUDA runtime call and
-# kernel, and `with_stack=True` adds a Python stack to each operator. Measure your own tracer;
-# a cost per event from another machine, Python or PyTorch version does not transfer.
+# its noise. `torch.profiler` has the same two regimes with a bigger tracer. Measure your own
+# tracer; a cost per event from another machine, Python or PyTorch version does not transfer.
 
 # %% [markdown]
 # ## 2. An asynchronous step hides the tracer's cost until the CPU becomes the bottleneck
@@ -171,15 +168,13 @@ plt.show()
 # The two steps launch the same ops with the same CPU time (synthetic numbers, $c = 2$ µs per
 # event assumed). The orange, launch-bound step grows from the first event; the blue one stays
 # flat until the dotted line at 20,000 events, where the CPU's 60 ms plus 40 ms of tracing
-# meets the device's 100 ms, and grows as fast as the orange one after it. Notice the trap: a
-# trace of the compute-bound step at 10,000 events shows the right step time but CPU gaps that
-# are not there without the tracer; a trace at 30,000 events shows a launch-bound step that
-# does not exist.
+# meets the device's 100 ms, and adds the same 2 µs per event after it (a shallower line in
+# percent: its step is longer). Notice the trap: a trace of the compute-bound step at 10,000
+# events shows the right step time but a CPU busier than it is (80 ms, not 60); a trace at
+# 30,000 events shows a launch-bound step that does not exist.
 
 # %% [markdown]
 # ## 3. Sampling costs per sample, memory observation per allocation, replay re-runs the work
-#
-# The other ways of observing cost differently, and each answers different questions.
 #
 # - **Sampling** stops the program every $\Delta$ seconds to read its stacks: at a cost $c_s$
 #   per sample the program slows by $c_s / (\Delta - c_s)$, whatever it does. py-spy takes 100
@@ -189,10 +184,10 @@ plt.show()
 # - **Memory observation** costs per allocation, more with a stack per allocation:
 #   `tracemalloc` above, `profile_memory=True` or the CUDA memory snapshot for tensors.
 # - **Kernel replay** collects hardware counters (achieved DRAM bandwidth, cache hit rates) that
-#   do not all fit in one pass: Nsight Compute saves the memory a kernel touches and replays the
-#   kernel once per pass of counters (Nsight Compute Profiling Guide, "Kernel Replay";
-#   rocprofv3's experimental `--replay-mode kernel` does the same). Each kernel runs many
-#   times, so the time between kernels means nothing; only per-kernel metrics do.
+#   do not all fit in one pass: Nsight Compute saves the memory a kernel touches, replays the
+#   kernel once per pass of counters and by default also locks clocks to base and flushes caches
+#   (Nsight Compute Profiling Guide, "Kernel Replay", "Clock Control", "Cache Control"). The
+#   results are per-kernel counters and ratios, not durations.
 #
 # None of these gives the uninstrumented step time. That needs its own run with no observer,
 # reported next to whatever the profile shows.
@@ -203,15 +198,16 @@ plt.show()
 # A long run needs the profiler on only for a few steps, after start-up effects (compilation,
 # allocator growth, autotuning) and not so often that it slows the run.
 # `torch.profiler.schedule(wait, warmup, active, repeat, skip_first)` skips `skip_first` steps,
-# then repeats a cycle: `wait` steps off, `warmup` steps on with the results discarded (the
-# tracer's own start-up is not in the trace), `active` steps recorded, the last marked
-# `RECORD_AND_SAVE`. After `repeat` cycles it stops; `repeat=0` means until the run ends
-# (PyTorch, torch/profiler/profiler.py).
+# then repeats a cycle: `wait` steps off, `warmup` steps in which the tracer sets up (Kineto and
+# CUPTI are prepared; operator recording starts at the first active step), `active` steps
+# recorded, the last marked `RECORD_AND_SAVE`. After `repeat` cycles it stops; `repeat=0` means
+# until the run ends (PyTorch, torch/profiler/profiler.py).
 #
 # The cost of a schedule is $N_{\text{on}} \cdot o \cdot T + N_{\text{saves}} \cdot S$ over a
-# run of $N \cdot T$: each of the $N_{\text{on}}$ warm-up and active steps costs $o \cdot T$
-# extra, each saved trace $S$. Take 1,000 steps of 0.5 s, $o = 40\,\%$ (a full trace with
-# stacks on a launch-bound step) and $S = 3$ s per trace:
+# run of $N \cdot T$: each of the $N_{\text{on}}$ active and warm-up steps costs $o \cdot T$
+# extra (for a warm-up step an assumption, an upper bound), each saved trace $S$. Take 1,000
+# steps of 0.5 s, $o = 40\,\%$ (a full trace with stacks on a launch-bound step) and $S = 3$ s
+# per trace:
 
 # %%
 kw = {"wait": 40, "warmup": 2, "active": 4, "skip_first": 10}
@@ -220,16 +216,20 @@ plt.show()
 for repeat in (0, 1):
     plan = capture_overhead(1000, 0.5, 0.40, 3.0, repeat=repeat, **kw)
     print(
-        f"repeat={repeat}: {plan.saves} traces, {plan.recorded_steps} steps recorded, "
-        f"overhead {plan.overhead_fraction:.2%} of the run"
+        f"repeat={repeat}: {plan.saves} traces, {plan.observed_steps} steps on "
+        f"({plan.recorded_steps} recorded), overhead {plan.overhead_fraction:.2%} of the run"
     )
 
 # %% [markdown]
 # The strip shows the first 200 steps. With `repeat=0` the 4-step window returns every 46 steps,
-# 21 times: 126 profiled steps and 21 saves add 88 s to a 500 s run, 17.6 %. One cycle costs
-# 0.84 % and records the same kind of steps. A window that the end of the run cuts short still
-# costs its steps, and `torch.profiler` saves an unfinished active window when it stops (an
-# unfinished warm-up saves nothing).
+# 21 times: 126 steps with the profiler on (84 recorded) and 21 saves add 88 s to a 500 s run,
+# 17.6 %. One cycle costs 0.84 % and records the same kind of steps.
+#
+# At the run's end, `p.step()` has already moved to the step after the last one, and the exit
+# acts on that step's action (PyTorch, torch/profiler/profiler.py, `action_map`): an unfinished
+# active window is saved, an unfinished warm-up is not. The cost is not monotone in `active`: a
+# longer window lengthens the cycle, so fewer windows and saves fit in the run, and it can cost
+# less than a shorter one.
 
 # %% [markdown]
 # ## Explore
@@ -432,23 +432,40 @@ passed("Exercise 2")
 # %% [markdown]
 # ### Exercise 3 — The longest capture window within a budget (3 points)
 #
-# Write `largest_active(num_steps, step_time, observer_overhead, save_time, budget, wait,
-# warmup, repeat, skip_first)`: the largest `active` in 1 … `num_steps` for which the profiler's
-# cost over a run of `num_steps` steps (numbered from 0) stays within `budget`, as an int; 0 if
-# no `active` fits. The rules, as in section 4:
-# - each step's action is what `torch.profiler.schedule(wait=..., warmup=..., active=...,
-#   repeat=..., skip_first=...)` gives it;
+# The cell gives `profiler_action(step, wait, warmup, active, repeat, skip_first)`, the action
+# `torch.profiler.schedule` gives a step (numbered from 0). Write `largest_active(num_steps,
+# step_time, observer_overhead, save_time, budget, wait, warmup, repeat, skip_first)`: the
+# largest `active` in 1 … `num_steps` for which the profiler's cost over a run of `num_steps`
+# steps stays within `budget`, as an int; 0 if no `active` fits. The rules, as in section 4:
 # - every `WARMUP`, `RECORD` and `RECORD_AND_SAVE` step costs `observer_overhead × step_time`;
 # - every saved trace costs `save_time`: one per `RECORD_AND_SAVE` step, plus one if the run's
-#   last step is a `RECORD` step (the profiler's stop saves the unfinished window);
-# - the overhead is the added time over the uninstrumented run, `num_steps × step_time`, and it
-#   must be at most `budget` (a fraction).
+#   last step is a `RECORD` step (the exit saves the unfinished window);
+# - the added time over `num_steps × step_time` must be at most `budget` (a fraction).
 #
-# The hidden tests include `repeat=0`, a run that ends inside a window, a budget that one window
-# already exceeds, and a case exactly on the budget.
+# The cost is not monotone in `active` (section 4): try every value. The hidden tests include
+# `repeat=0`, a run that ends inside a window, a budget that one window already exceeds, and a
+# case exactly on the budget.
 
 
 # %% nbgrader={"grade": false, "grade_id": "largest_active_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def profiler_action(
+    step: int, wait: int, warmup: int, active: int, repeat: int, skip_first: int
+) -> str:
+    """Given: torch.profiler.schedule's action at step (PyTorch, torch/profiler/profiler.py)."""
+    if step < skip_first:
+        return "NONE"
+    step -= skip_first
+    cycle = wait + warmup + active
+    if repeat > 0 and step >= repeat * cycle:
+        return "NONE"
+    mod = step % cycle
+    if mod < wait:
+        return "NONE"
+    if mod < wait + warmup:
+        return "WARMUP"
+    return "RECORD" if mod < cycle - 1 else "RECORD_AND_SAVE"
+
+
 def largest_active(
     num_steps: int,
     step_time: float,
@@ -461,25 +478,11 @@ def largest_active(
     skip_first: int,
 ) -> int:
     """Largest active (1 ... num_steps) whose schedule costs at most budget; 0 if none does."""
-
     ### BEGIN SOLUTION
-    def action(step: int, active: int) -> str:  # torch.profiler.schedule's schedule_fn
-        if step < skip_first:
-            return "NONE"
-        step -= skip_first
-        cycle = wait + warmup + active
-        if repeat > 0 and step >= repeat * cycle:
-            return "NONE"
-        mod = step % cycle
-        if mod < wait:
-            return "NONE"
-        if mod < wait + warmup:
-            return "WARMUP"
-        return "RECORD" if mod < cycle - 1 else "RECORD_AND_SAVE"
-
     best = 0
     for active in range(1, num_steps + 1):
-        actions = [action(step, active) for step in range(num_steps)]
+        schedule = (wait, warmup, active, repeat, skip_first)
+        actions = [profiler_action(step, *schedule) for step in range(num_steps)]
         on = sum(a != "NONE" for a in actions)
         saves = actions.count("RECORD_AND_SAVE") + (actions[-1] == "RECORD")
         extra = on * observer_overhead * step_time + saves * save_time
@@ -503,7 +506,7 @@ check_int(
     small_case,
     5,
     known_wrong={
-        6: "warm-up steps counted as free: the profiler is on during warm-up",
+        6: "warm-up steps counted as free: the lesson charges each one o·T (an upper bound)",
         7: "the save time left out",
         4: "overhead < budget: a schedule exactly on the budget fits",
     },
@@ -520,7 +523,9 @@ windows = {  # (num_steps, step_time, o, save, budget, wait, warmup, repeat, ski
     (150, 0.4, 0.25, 1.0, 0.04, 60, 1, 0, 12): 1,
     (90, 0.5, 0.6, 0.5, 0.2, 30, 1, 0, 4): 27,
     (100, 1.0, 0.5, 2.0, 0.061, 90, 1, 0, 0): 7,  # longer windows end in RECORD: saved at stop
-    (100, 1.0, 0.5, 3.0, 0.05, 95, 5, 0, 0): 100,  # the run ends in warm-up: nothing saved
+    (100, 1.0, 0.5, 3.0, 0.05, 95, 6, 0, 0): 100,  # the run ends in warm-up: nothing saved
+    (300, 1.0, 0.25, 5.0, 0.1, 100, 1, 2, 0): 99,  # not monotone: 39 and 99 fit, 40 does not
+    (100, 1.0, 0.1, 5.0, 0.15, 0, 0, 0, 0): 100,  # ends on RECORD_AND_SAVE: saved once
 }
 with forbid(*no_delegation, exercise="Exercise 3 (hidden cases)"):
     answers = {case: largest_active(*case) for case in windows}
@@ -656,8 +661,6 @@ passed("Exercise 4c")
 # %% [markdown]
 # ## Takeaways
 #
-# - An observer runs inside what it measures: a tracer costs per event, a sampler per sample,
-#   memory observation per allocation, and kernel replay re-runs the work.
 # - Measure the cost as an A/B of repeated, interleaved runs with medians; the cost per event
 #   corrects CPU-side times and predicts other workloads.
 # - An asynchronous step hides CPU-side tracing until the CPU becomes the bottleneck; then the
@@ -679,5 +682,8 @@ passed("Exercise 4c")
 # - On the device side the tracer is not free either: CUPTI activity records are buffered and
 #   flushed, and kernel timestamps from a trace are taken under profiling. Compare a kernel's
 #   duration in a trace with CUDA-event timing of the same kernel without the profiler.
+# - AMD's rocprofv3 replays kernels only with `--replay-mode kernel --kernel-replay-beta-enabled`
+#   (experimental), and it snapshots every tracked device allocation, not only the memory the
+#   kernel can reach (rocprofiler-sdk docs, "Using kernel replay with rocprofv3").
 # - A sampling profiler that reads another process's memory (py-spy with `--nonblocking`) never
 #   stops the program, at the price of stacks that can be torn mid-update.

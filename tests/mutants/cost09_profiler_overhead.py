@@ -56,6 +56,18 @@ def _action(step, wait, warmup, active, repeat, skip_first):
 """
 
 
+_FITS = """
+def _fits(active, num_steps, step_time, observer_overhead, save_time, budget, wait, warmup,
+          repeat, skip_first):
+    acts = [_action(s, wait, warmup, active, repeat, skip_first) for s in range(num_steps)]
+    on = sum(a != "NONE" for a in acts)
+    saves = acts.count("RECORD_AND_SAVE") + (acts[-1] == "RECORD")
+    return on * observer_overhead * step_time + saves * save_time <= budget * num_steps * step_time
+
+
+"""
+
+
 def _largest(
     *,
     on: str = 'a != "NONE"',
@@ -249,7 +261,7 @@ MUTANTS = [
     # Exercise 3: the largest active within a budget.
     Mutant(
         name="warmup_free",
-        why="only RECORD steps cost: the profiler is on during warm-up too",
+        why="only RECORD steps cost: the lesson charges a warm-up step o·T too (an upper bound)",
         cells=_largest(on='a in ("RECORD", "RECORD_AND_SAVE")'),
         grades=EX3,
     ),
@@ -305,6 +317,54 @@ MUTANTS = [
         name="one_more_active_step",
         why="RECORD_AND_SAVE counted as a step after the active ones (active + 1 recorded)",
         cells=_largest(schedule="wait, warmup, active + 1, repeat, skip_first"),
+        grades=EX3,
+    ),
+    Mutant(
+        name="double_save_at_end",
+        why="a run that ends on RECORD_AND_SAVE counted as saved again at the exit",
+        cells=_largest(
+            saves='acts.count("RECORD_AND_SAVE") + (acts[-1] in ("RECORD", "RECORD_AND_SAVE"))'
+        ),
+        grades=EX3,
+    ),
+    Mutant(
+        name="first_failure",
+        why="grows active until the budget first breaks: the cost is not monotone in active",
+        cells={
+            "largest_active_answer": _SCHEDULE
+            + _FITS
+            + "def largest_active(num_steps, step_time, observer_overhead, save_time, budget, "
+            "wait, warmup, repeat, skip_first):\n"
+            "    args = (num_steps, step_time, observer_overhead, save_time, budget, wait, "
+            "warmup, repeat, skip_first)\n"
+            "    best = 0\n"
+            "    for active in range(1, num_steps + 1):\n"
+            "        if not _fits(active, *args):\n"
+            "            break\n"
+            "        best = active\n"
+            "    return best\n"
+        },
+        grades=EX3,
+    ),
+    Mutant(
+        name="binary_search",
+        why="bisects on active: the cost is not monotone in active",
+        cells={
+            "largest_active_answer": _SCHEDULE
+            + _FITS
+            + "def largest_active(num_steps, step_time, observer_overhead, save_time, budget, "
+            "wait, warmup, repeat, skip_first):\n"
+            "    args = (num_steps, step_time, observer_overhead, save_time, budget, wait, "
+            "warmup, repeat, skip_first)\n"
+            "    lo, hi = 0, num_steps\n"
+            "    while lo < hi:\n"
+            "        mid = (lo + hi + 1) // 2\n"
+            "        if _fits(mid, *args):\n"
+            "            lo = mid\n"
+            "        else:\n"
+            "            hi = mid - 1\n"
+            "    return lo\n"
+        },
         grades=EX3,
     ),
     Mutant(
