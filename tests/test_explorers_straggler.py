@@ -93,3 +93,12 @@ def test_the_lesson_numbers(explorer):
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         straggler_explorer(**kwargs)
+
+
+def test_iid_curve_starts_at_one_rank_where_the_axis_starts():
+    """The x-axis starts at n = 1: the iid curve is drawn from there (hosts start at n = g)."""
+    explorer = straggler_explorer(p_slow=1e-3, host_share=0.5, ranks_per_host=8, num_ranks=64)
+    n_iid, iid = explorer._iid.get_data()
+    assert n_iid[0] == 1 and iid[0] == pytest.approx(1e-3)
+    assert explorer._host.get_data()[0][0] == 8
+    assert explorer.axes[0].get_xlim()[0] == 1

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import itertools
 import math
+import multiprocessing
+import time
 
 import numpy as np
 import pytest
 
+import course_lib.straggler as straggler
 from course_lib.straggler import (
     MonteCarloMax,
     barrier_times,
+    exercise_run,
     expected_max,
     expected_max_monte_carlo,
     expected_max_normal,
@@ -192,6 +196,43 @@ def test_measure_completion_tiny():
     c = measure_completion(2, 3, work_size=1000, repeats=1, timeout=10.0)
     assert c.shape == (3, 2)
     assert np.isfinite(c).all() and (c >= 0).all()
+
+
+_REAL_WORKER = straggler._measure_worker
+
+
+def _stuck_rank_zero(rank, *args):
+    """Rank 0 never reaches the barrier (as if SIGSTOPped); the others run the real worker."""
+    if rank == 0:
+        time.sleep(60)
+    _REAL_WORKER(rank, *args)
+
+
+def _all_stuck(rank, *args):
+    time.sleep(60)
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="the patch reaches forked workers"
+)
+@pytest.mark.parametrize("worker", [_stuck_rank_zero, _all_stuck])
+def test_measure_completion_gives_up_soon_on_a_stuck_worker(monkeypatch, worker):
+    """One stuck worker: the others' barrier breaks after ``timeout`` and the parent stops at once;
+    all stuck: the overall deadline (timeout + margin). No worker survives either way."""
+    monkeypatch.setattr(straggler, "_measure_worker", worker)
+    before = set(multiprocessing.active_children())
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not finish"):
+        measure_completion(3, 20, work_size=1000, repeats=1, timeout=1.0)
+    assert time.monotonic() - t0 < 1.0 + straggler._MARGIN + 1.5
+    assert not (set(multiprocessing.active_children()) - before)
+
+
+def test_exercise_runs_are_seeded_matrices():
+    assert exercise_run("ex1").shape == (40, 8)
+    assert np.array_equal(exercise_run("run_b"), exercise_run("run_b"))
+    with pytest.raises(ValueError, match="name must be one of"):
+        exercise_run("run_z")
 
 
 # --- bad input ------------------------------------------------------------------------------

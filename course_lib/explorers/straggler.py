@@ -20,6 +20,7 @@ RANKS_PER_HOST_OPTIONS = (1, 2, 4, 8, 16)
 NUM_RANKS_OPTIONS = tuple(2**k for k in range(4, 15))  # 16 ... 16384
 """Rank counts of the marker; every one is a whole number of hosts of any offered size."""
 MAX_RANKS = NUM_RANKS_OPTIONS[-1]
+_IID_N = np.unique(np.geomspace(1, MAX_RANKS, 400).round()).astype(float)
 
 
 def split_rate(p_slow: float, host_share: float) -> tuple[float, float]:
@@ -60,10 +61,12 @@ class StragglerExplorer(Explorer):
         p_rank, p_host = split_rate(p_slow, host_share)
         n = np.arange(1, MAX_RANKS // ranks_per_host + 1) * ranks_per_host
         hosts = n / ranks_per_host
-        iid = -np.expm1(n * np.log1p(-p_slow))
+        n_iid = _IID_N  # iid ranks exist at every n, from 1 (the axis starts there)
+        iid = -np.expm1(n_iid * np.log1p(-p_slow))
         host = -np.expm1(hosts * np.log1p(-p_host) + n * np.log1p(-p_rank))
         return {
             "n": n,
+            "n_iid": n_iid,
             "iid": iid,
             "host": host,
             "p_rank": p_rank,
@@ -123,7 +126,7 @@ class StragglerExplorer(Explorer):
         m = self.model(p_slow, host_share, ranks_per_host, num_ranks)
         self.last = {k: v for k, v in m.items() if not isinstance(v, np.ndarray)}
         self._canvas.restore_region(self._background)
-        self._iid.set_data(m["n"], m["iid"])
+        self._iid.set_data(m["n_iid"], m["iid"])
         self._host.set_data(m["n"], m["host"])
         self._iid_dot.set_data([num_ranks], [m["iid_at"]])
         self._host_dot.set_data([num_ranks], [m["host_at"]])

@@ -1,7 +1,8 @@
 """Plausible wrong answers to cost06_stragglers' exercises; each must lose points when graded.
 
 One group per exercise, each mistake named in the lesson's terms: the wrong axis or reference of
-a wait, the mean that one stall inflates, the majority threshold, the per-rank rate by division,
+a wait, the mean that one stall inflates, the majority threshold, a z-score rule that three equally
+slow ranks all pass, the per-rank rate by division, the exponent 64 for the ratio 1024/64,
 the number of independent host draws, the minimum's CDF, the part of the integral outside the
 grid, an even spacing assumed, and delegating to course_lib.straggler.
 
@@ -165,6 +166,18 @@ MUTANTS = [
         grades=("persistent_tests",),
     ),
     Mutant(
+        name="z_score_above_one_in_most_steps",
+        why="the rank with z > 1 within the step in more than half of the steps: three equally "
+        "slow ranks all pass it, though none is last in most steps",
+        cells=_persistent(
+            "    z = (c - c.mean(axis=1, keepdims=True)) / c.std(axis=1, keepdims=True)\n"
+            "    counts = (z > 1).sum(axis=0)\n"
+            "    rank = int(counts.argmax())\n"
+            "    return rank if 2 * counts[rank] > c.shape[0] else -1\n"
+        ),
+        grades=("persistent_tests",),
+    ),
+    Mutant(
         name="persistent_delegated",
         why="course_lib.straggler.persistent_stragglers (right value, delegated)",
         cells=_persistent(
@@ -174,41 +187,54 @@ MUTANTS = [
         ),
         grades=("persistent_tests",),
     ),
-    # Exercise 2: 64 -> 4096 ranks under iid.
+    # Exercise 2: 64 -> 1024 ranks under iid.
     Mutant(
         name="per_rank_rate_by_division",
-        why="p = P64 / 64, then 1 − (1 − p)^4096",
-        cells=_iid("iid_4096 = 1 - (1 - P64_SLOW_STEPS / 64) ** 4096"),
+        why="p = P64 / 64, then 1 − (1 − p)^1024",
+        cells=_iid("iid_1024 = 1 - (1 - P64_SLOW_STEPS / 64) ** 1024"),
+        grades=("iid_tests",),
+    ),
+    Mutant(
+        name="exponent_64_by_the_setup_helper",
+        why="prob_slow_step(P64, 64): the exponent is the ratio 1024/64 = 16, not 64 (also the "
+        "double mistake '3.1 % is the per-rank rate at 64 ranks')",
+        cells=_iid("iid_1024 = prob_slow_step(P64_SLOW_STEPS, 64)"),
+        grades=("iid_tests",),
+    ),
+    Mutant(
+        name="exponent_ratio_minus_one",
+        why="1 − (1 − P64)^(1024/64 − 1): an off-by-one in the exponent",
+        cells=_iid("iid_1024 = 1 - (1 - P64_SLOW_STEPS) ** (1024 / 64 - 1)"),
         grades=("iid_tests",),
     ),
     Mutant(
         name="linear_scaling",
-        why="P64 × 4096/64: probabilities do not add up past 1",
-        cells=_iid("iid_4096 = P64_SLOW_STEPS * 4096 / 64"),
+        why="P64 × 1024/64: probabilities do not add",
+        cells=_iid("iid_1024 = P64_SLOW_STEPS * 1024 / 64"),
         grades=("iid_tests",),
     ),
     Mutant(
         name="step_rate_as_rank_rate",
-        why="3.1 % used as the per-rank rate",
-        cells=_iid("iid_4096 = 1 - (1 - P64_SLOW_STEPS) ** 4096"),
+        why="3.1 % used as the per-rank rate at 1024 ranks",
+        cells=_iid("iid_1024 = 1 - (1 - P64_SLOW_STEPS) ** 1024"),
         grades=("iid_tests",),
     ),
     Mutant(
         name="no_slow_rank",
         why="the probability that no rank is slow",
-        cells=_iid("iid_4096 = (1 - P64_SLOW_STEPS) ** 64"),
+        cells=_iid("iid_1024 = (1 - P64_SLOW_STEPS) ** 16"),
         grades=("iid_tests",),
     ),
     Mutant(
         name="no_extrapolation",
         why="the 64-rank rate kept",
-        cells=_iid("iid_4096 = P64_SLOW_STEPS"),
+        cells=_iid("iid_1024 = P64_SLOW_STEPS"),
         grades=("iid_tests",),
     ),
     Mutant(
         name="iid_percent",
         why="a percentage, not a fraction",
-        cells=_iid("iid_4096 = 100 * (1 - (1 - P64_SLOW_STEPS) ** 64)"),
+        cells=_iid("iid_1024 = 100 * (1 - (1 - P64_SLOW_STEPS) ** 16)"),
         grades=("iid_tests",),
     ),
     # Exercise 3: host-correlated slow steps.
@@ -370,9 +396,17 @@ RIGHT_ANSWERS = [
         grades=("persistent_tests",),
     ),
     Mutant(
+        name="iid_from_the_per_rank_rate",
+        why="the per-rank rate from 1 − (1 − p)^64 = P64, then prob_slow_step at 1024 ranks",
+        cells=_iid(
+            "p_rank = 1 - (1 - P64_SLOW_STEPS) ** (1 / 64)\niid_1024 = prob_slow_step(p_rank, 1024)"
+        ),
+        grades=("iid_tests",),
+    ),
+    Mutant(
         name="iid_by_log1p",
-        why="1 − (1 − P64)^64 through expm1/log1p",
-        cells=_iid("iid_4096 = float(-np.expm1(64 * np.log1p(-P64_SLOW_STEPS)))"),
+        why="1 − (1 − P64)^16 through expm1/log1p",
+        cells=_iid("iid_1024 = float(-np.expm1(16 * np.log1p(-P64_SLOW_STEPS)))"),
         grades=("iid_tests",),
     ),
     Mutant(
