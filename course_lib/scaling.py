@@ -11,7 +11,7 @@ efficiency is normalised to it:
   total and E_w for a fixed per-device work (:func:`efficiency_from_throughput`).
 
 Time to target follows McCandlish et al. (2018), "An Empirical Model of Large-Batch Training",
-§2.3: the steps S and examples E = B·S needed to reach a loss trade off as
+Sec. 2: the steps S and examples E = B·S needed to reach a loss trade off as
 (S/S_min − 1)(E/E_min − 1) = 1, i.e. S = S_min(1 + B_crit/B) and E = E_min(1 + B/B_crit),
 with the critical batch B_crit = E_min/S_min (estimated by the gradient noise scale B_noise).
 
@@ -169,7 +169,7 @@ def fit_serial_fraction(num_devices: ArrayLike, times: ArrayLike, baseline_devic
 
 
 def steps_to_target(batch_size: ArrayLike, min_steps: float, noise_scale: float) -> FloatArray:
-    """Optimizer steps to a target loss, S = S_min·(1 + B_noise/B) (McCandlish et al. 2018, §2.3) (cost08)."""
+    """Optimizer steps to a target loss, S = S_min·(1 + B_noise/B) (McCandlish et al. 2018, Sec. 2) (cost08)."""
     b = _positive_vector(np.atleast_1d(batch_size), "batch_size")
     return _positive(min_steps, "min_steps") * (1.0 + _positive(noise_scale, "noise_scale") / b)
 
@@ -177,7 +177,7 @@ def steps_to_target(batch_size: ArrayLike, min_steps: float, noise_scale: float)
 def examples_to_target(
     batch_size: ArrayLike, min_examples: float, noise_scale: float
 ) -> FloatArray:
-    """Training examples to a target loss, E = E_min·(1 + B/B_noise) (McCandlish et al. 2018, §2.3) (cost08)."""
+    """Training examples to a target loss, E = E_min·(1 + B/B_noise) (McCandlish et al. 2018, Sec. 2) (cost08)."""
     b = _positive_vector(np.atleast_1d(batch_size), "batch_size")
     return _positive(min_examples, "min_examples") * (
         1.0 + b / _positive(noise_scale, "noise_scale")

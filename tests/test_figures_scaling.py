@@ -79,3 +79,4 @@ def test_batch_tradeoff_draws_the_model():
     assert bx.tolist() == [batch[best - 1]] and best == 4
     assert by[0] == pytest.approx(steps[best - 1] * step[best - 1] / 3600)
     assert _line(right, "noise_scale")[0].tolist() == [bn, bn]
+    assert _line(left, "noise_scale_left")[0].tolist() == [bn, bn]

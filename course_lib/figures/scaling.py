@@ -97,12 +97,13 @@ def weak_scaling_throughput(table1: pd.DataFrame, ax: Axes | None = None) -> Axe
     ax.plot(n, x, "-o", color=SCALING_COLOURS["PTD-P"], lw=2, gid="per_gpu")
     for i, (ni, xi, p) in enumerate(zip(n, x, table1["parameters_billion"], strict=True)):
         below = i == len(n) - 1 and len(n) > 1  # the last two points sit close together
+        rising = i + 1 < len(n) and x[i + 1] > xi + 3  # a steep line to the right: label left
         ax.annotate(
             f"{p:g}B",
             (ni, xi),
             textcoords="offset points",
-            xytext=(0, -13 if below else 7),
-            ha="center",
+            xytext=(0, -13) if below else (-5, 4) if rising else (0, 7),
+            ha="right" if rising and not below else "center",
             fontsize=8,
             color="#444444",
         )
@@ -166,6 +167,9 @@ def batch_tradeoff(
         lw=2,
         label="steps to target",
         gid="steps",
+    )
+    left.axvline(
+        noise_scale, color=SCALING_COLOURS["ideal"], ls=":", lw=1.5, gid="noise_scale_left"
     )
     left.set_xscale("log", base=2)
     left.set_xlabel("global batch B (examples)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from tests.mutants import Mutant
 
 _EFF = ("strong_eff_tests",)
+_WEAK = ("weak_eff_tests",)
 _FIT = ("serial_fraction_tests",)
 _BEST = ("best_accumulation_tests",)
 
@@ -20,6 +21,17 @@ def _strong(body: str, prelude: str = "") -> dict[str, str]:
         "strong_eff_answer": f"{prelude}def strong_eff(num_devices, times, baseline_devices):\n"
         "    n = np.asarray(num_devices, dtype=float)\n"
         "    t = np.asarray(times, dtype=float)\n"
+        "    i = int(np.flatnonzero(n == baseline_devices)[0])\n"
+        f"{body}\n"
+    }
+
+
+def _weak(body: str, prelude: str = "") -> dict[str, str]:
+    """Exercise 2's cell: n, x as float arrays and i the baseline's index, then ``body``."""
+    return {
+        "weak_eff_answer": f"{prelude}def weak_eff(num_devices, throughput, baseline_devices):\n"
+        "    n = np.asarray(num_devices, dtype=float)\n"
+        "    x = np.asarray(throughput, dtype=float)\n"
         "    i = int(np.flatnonzero(n == baseline_devices)[0])\n"
         f"{body}\n"
     }
@@ -114,11 +126,78 @@ MUTANTS = [
         cells=_strong("    return scaling.efficiency_from_throughput(n, 1 / t, baseline_devices)"),
         grades=_EFF,
     ),
-    # Exercise 2: serial fraction of a least-squares Amdahl fit.
+    # Exercise 2: weak-scaling efficiency from system throughput.
+    Mutant(
+        name="weak_speedup",
+        why="X(N)/X(N0): the system speed-up (section 1's per-GPU ratio on system throughput)",
+        cells=_weak("    return x / x[i]"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_no_baseline_devices",
+        why="X(N)/(X(N0)·N): divides by N but never multiplies by N0",
+        cells=_weak("    return x / (x[i] * n)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_inverted",
+        why="X(N0)·N/(X(N)·N0): the efficiency upside down",
+        cells=_weak("    return x[i] * n / (x * n[i])"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_strong_formula_on_throughput",
+        why="the strong formula T(N0)·N0/(T(N)·N) with the throughput put in for T",
+        cells=_weak("    return x[i] * n[i] / (x * n)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_strong_formula_on_step_time",
+        why="step time T = N/X (right), then the strong formula T(N0)·N0/(T(N)·N)",
+        cells=_weak("    t = n / x\n    return t[i] * n[i] / (t * n)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_first_entry_baseline",
+        why="normalises to the first entry listed, not to baseline_devices",
+        cells=_weak("    return x * n[0] / (x[0] * n)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_smallest_baseline",
+        why="normalises to the smallest device count listed",
+        cells=_weak("    j = int(np.argmin(n))\n    return x * n[j] / (x[j] * n)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_clipped_at_one",
+        why="clips a better-than-ideal run at 100 %",
+        cells=_weak("    return np.minimum(x * n[i] / (x[i] * n), 1.0)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_delegates",
+        why="course_lib.scaling.efficiency_from_throughput, which the grade cell forbids",
+        cells=_weak("    return scaling.efficiency_from_throughput(n, x, baseline_devices)"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_delegates_step_time",
+        why="course_lib.scaling.weak_efficiency on the step time N/X (forbidden)",
+        cells=_weak("    return scaling.weak_efficiency(n, n / x, baseline_devices)"),
+        grades=_WEAK,
+    ),
+    # Exercise 3: serial fraction of a least-squares Amdahl fit.
     Mutant(
         name="fit_one_device_baseline",
         why="s = a/(a + b): the serial share of a one-device run",
         cells=_fit("    a = max(float(a), 0.0)\n    return a / (a + b)"),
+        grades=_FIT,
+    ),
+    Mutant(
+        name="fit_smallest_count_baseline",
+        why="s = a/(a + b/min(N)): the smallest count listed taken as N0, not baseline_devices",
+        cells=_fit("    a = max(float(a), 0.0)\n    return a / (a + b / n.min())"),
         grades=_FIT,
     ),
     Mutant(
@@ -187,7 +266,7 @@ MUTANTS = [
         cells=_fit("    return fit_serial_fraction(n, t, n0)"),
         grades=_FIT,
     ),
-    # Exercise 3: the batch that reaches the target soonest.
+    # Exercise 4: the batch that reaches the target soonest.
     Mutant(
         name="best_highest_throughput",
         why="the largest batch, which has the highest throughput",
@@ -259,6 +338,15 @@ MUTANTS = [
         grades=_BEST,
     ),
     Mutant(
+        name="best_last_argmin",
+        why="the last k of a tie, not the smaller one",
+        cells=_best(
+            "    time = (1 + bn / B) * (k * tm + ta)\n"
+            "    return int(k[len(k) - 1 - np.argmin(time[::-1])])"
+        ),
+        grades=_BEST,
+    ),
+    Mutant(
         name="best_float",
         why="the right k as a float",
         cells=_best("    return float(k[np.argmin((1 + bn / B) * (k * tm + ta))])"),
@@ -278,43 +366,36 @@ MUTANTS = [
         ),
         grades=_BEST,
     ),
-    # Exercise 4: is a ratio across different batches an efficiency?
-    Mutant(
-        name="zero3_valid",
-        why="reads a ratio of runs with different batches as a strong-scaling efficiency",
-        cells={"zero3_verdict_answer": 'zero3_verdict = "valid"\n'},
-        grades=("zero3_verdict_tests",),
-    ),
-    Mutant(
-        name="zero3_one_device",
-        why="insists on a one-device baseline",
-        cells={"zero3_verdict_answer": 'zero3_verdict = "one_device"\n'},
-        grades=("zero3_verdict_tests",),
-    ),
-    # Exercise 5: claims that confuse throughput with time to target.
+    # Exercise 5: readings that take a ratio of different work, or throughput for time to target.
     Mutant(
         name="claims_with_d",
         why="adds D, which reasons correctly about the steps above the critical batch",
-        cells={"confused_claims_answer": 'confused_claims = {"A", "C", "D", "F"}\n'},
-        grades=("confused_claims_tests",),
+        cells={"wrong_claims_answer": 'wrong_claims = {"A", "C", "D", "E"}\n'},
+        grades=("wrong_claims_tests",),
     ),
     Mutant(
         name="claims_missing_weak_scaling",
         why="misses C: weak scaling grows the batch too",
-        cells={"confused_claims_answer": 'confused_claims = {"A", "F"}\n'},
-        grades=("confused_claims_tests",),
+        cells={"wrong_claims_answer": 'wrong_claims = {"A", "E"}\n'},
+        grades=("wrong_claims_tests",),
     ),
     Mutant(
         name="claims_every_throughput_claim",
-        why="every claim that predicts time from throughput, including the same-batch ones",
-        cells={"confused_claims_answer": 'confused_claims = {"A", "B", "C", "E", "F"}\n'},
-        grades=("confused_claims_tests",),
+        why="every claim that predicts time from throughput, including the same-batch one",
+        cells={"wrong_claims_answer": 'wrong_claims = {"A", "B", "C", "E"}\n'},
+        grades=("wrong_claims_tests",),
     ),
     Mutant(
-        name="claims_only_a",
-        why="only the plainest claim",
-        cells={"confused_claims_answer": 'confused_claims = {"A"}\n'},
-        grades=("confused_claims_tests",),
+        name="claims_zero3_ratio_valid",
+        why="reads 98/138 across two batches as a strong-scaling efficiency",
+        cells={"wrong_claims_answer": 'wrong_claims = {"A", "C"}\n'},
+        grades=("wrong_claims_tests",),
+    ),
+    Mutant(
+        name="claims_only_zero3",
+        why="only the ratio across batches; misses both throughput-for-time claims",
+        cells={"wrong_claims_answer": 'wrong_claims = {"E"}\n'},
+        grades=("wrong_claims_tests",),
     ),
 ]
 
@@ -335,6 +416,23 @@ RIGHT_ANSWERS = [
         why="the ideal time over the measured time, T(N0)·(N0/N) / T(N)",
         cells=_strong("    ideal = t[i] * n[i] / n\n    return ideal / t"),
         grades=_EFF,
+    ),
+    Mutant(
+        name="weak_via_step_time",
+        why="step time T = N/X at fixed work per device, then E_w = T(N0)/T(N)",
+        cells=_weak("    t = n / x\n    return t[i] / t"),
+        grades=_WEAK,
+    ),
+    Mutant(
+        name="weak_loop",
+        why="a Python loop and a dict from device count to throughput",
+        cells={
+            "weak_eff_answer": "def weak_eff(num_devices, throughput, baseline_devices):\n"
+            "    per_device = {n: x / n for n, x in zip(num_devices, throughput)}\n"
+            "    base = per_device[baseline_devices]\n"
+            "    return np.array([per_device[n] / base for n in num_devices])\n"
+        },
+        grades=_WEAK,
     ),
     Mutant(
         name="fit_polyfit",
@@ -384,7 +482,7 @@ RIGHT_ANSWERS = [
     Mutant(
         name="claims_as_list",
         why="the right letters as a list",
-        cells={"confused_claims_answer": 'confused_claims = ["F", "A", "C"]\n'},
-        grades=("confused_claims_tests",),
+        cells={"wrong_claims_answer": 'wrong_claims = ["E", "C", "A"]\n'},
+        grades=("wrong_claims_tests",),
     ),
 ]
