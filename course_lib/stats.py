@@ -392,12 +392,15 @@ def time_interleaved(
     *,
     repeats: int = 15,
     budget: float = 2.0,
+    alternate: bool = False,
 ) -> pd.DataFrame:
     """Time each workload ``repeats`` times, interleaved A, B, A, B, …; one row per run (cost10).
 
     Columns: workload, run, seconds (``time.perf_counter``). Interleaving spreads a slow period
-    of the machine over all workloads instead of one. Stops early (fewer runs) once ``budget``
-    seconds have passed, so it never runs long on a loaded machine; one warm-up call each first.
+    of the machine over all workloads instead of one. ``alternate=True`` reverses the order on
+    every other run (A, B, B, A, A, B, …: an ABBA design), so no workload always runs first.
+    Stops early (fewer runs) once ``budget`` seconds have passed, so it never runs long on a
+    loaded machine; one warm-up call each first.
     """
     if not workloads:
         raise ValueError("workloads is empty: give at least one name -> callable")
@@ -407,8 +410,9 @@ def time_interleaved(
         fn()
     rows = []
     deadline = time.perf_counter() + float(budget)
+    items = list(workloads.items())
     for run in range(int(repeats)):
-        for name, fn in workloads.items():
+        for name, fn in items[::-1] if alternate and run % 2 else items:
             start = time.perf_counter()
             fn()
             rows.append((name, run, time.perf_counter() - start))

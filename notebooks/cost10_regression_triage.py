@@ -12,7 +12,7 @@
 # - put a bootstrap confidence interval on a before/after difference, and say how many runs a
 #   change of a given size needs at a given noise;
 # - read a trace diff (Holistic Trace Analysis's TraceDiff) of two real PyTorch profiles, tell the
-#   op that got slower from the ops that merely contain it, and plan a bisection;
+#   op that got slower from the ops that merely contain it;
 # - state a hypothesis as a prediction that a measurement could refute.
 #
 # **What you need:** cost01 (the step and its critical path) and cost02 (Kineto traces as
@@ -32,7 +32,6 @@ from course_lib.checks import (
     check_choice,
     check_float,
     check_int,
-    check_range,
     check_type,
     forbid,
     passed,
@@ -79,8 +78,9 @@ after_steps = _steps(after_batches, np.full(len(after_batches), 2048))
 runs_before = rng.normal(0.100, 0.003, 20)
 runs_after = rng.normal(0.102, 0.003, 20)
 
-# Section 4's data (real): two PyTorch 2.13 CPU profiler traces of the same tiny MLP, before and
-# after one change (captured once by scripts/capture_regression_traces.py; course_lib/data/README).
+# Section 4's data (real): two PyTorch CPU profiler traces of the same tiny MLP, before and after
+# one change, captured once by scripts/capture_regression_traces.py. The traces carry no version
+# field: course_lib/data/README.md records the capture (torch 2.13.0+cpu).
 trace_before = load_trace(data_path("regression_before.json.gz"))
 trace_after = load_trace(data_path("regression_after.json.gz"))
 real_diff = trace_diff(trace_before, trace_after)
@@ -90,21 +90,19 @@ real_diff = trace_diff(trace_before, trace_after)
 #
 # A throughput is a ratio, $X = W / T$, where $W$ is the work a run did (tokens, samples) and $T$
 # the time it took; latency is the time of one unit of work, a step or a request. A change can
-# move $X$ by moving $W$ without touching the speed of anything: longer sequences, a larger
-# batch, more padding. So the first question of every regression is *did both runs do the same
-# work?*, and the second is *which work counts?*
+# move $X$ by moving $W$ alone: longer sequences, a larger batch, more padding. So ask first *did
+# both runs do the same work?*, then *which work counts?*
 #
-# Padding is the usual trap. A loader that pads every sequence to 2048 tokens feeds the model
-# tokens that train nothing; a dashboard that counts padded tokens per second rewards it. Count
-# the useful work, the real (non-padding) tokens, and sum over the run:
+# Padding is the usual trap: tokens padded to 2048 train nothing, and a dashboard of padded
+# tokens per second rewards them. Count the real (non-padding) tokens and sum over the run:
 #
 # $$X_{\text{useful}} = \frac{\sum_i W_i}{\sum_i T_i},$$
 #
 # where $W_i$ is step $i$'s real tokens and $T_i$ its time in seconds. It is the ratio of sums,
-# not the mean of per-step ratios: a slow step with few tokens weighs as much time as it took.
+# not the mean of per-step ratios: a slow step weighs as much time as it took.
 #
-# A worked example: doubling the sequence length from 2048 to 4096 (same 16 sequences per step)
-# took the step from 0.42 s to 0.95 s. Per step that is 2.26× the time for 2× the tokens:
+# A worked example (illustrative numbers): doubling the sequence length from 2048 to 4096 (16
+# sequences per step) takes the step from 0.42 s to 0.95 s, 2.26× the time for 2× the tokens:
 
 # %%
 tokens_per_step = {"seq 2048": 16 * 2048, "seq 4096": 16 * 4096}
@@ -116,9 +114,8 @@ for run, tokens in tokens_per_step.items():
 
 # %% [markdown]
 # Step latency rose 2.26×, throughput fell 12 %: both true, neither a regression of the code.
-# Attention's cost grows with the square of the sequence length, so longer sequences cost more
-# per token; compare runs of equal sequence length, or normalise the work to the FLOPs it costs
-# (cost04).
+# Attention's cost grows with the square of the sequence length; compare runs of equal sequence
+# length, or normalise the work to its FLOPs (cost04).
 
 # %% [markdown]
 # ## 2. One run is an anecdote: repeat, and put an interval on the difference
@@ -127,15 +124,15 @@ for run, tokens in tokens_per_step.items():
 # $n$ times and compare the means with an interval that says how far chance alone could move
 # them. The *percentile bootstrap* (Efron & Tibshirani 1993, §13.3) needs no formula for that
 # spread: draw $n_b$ runs from `before` and $n_a$ from `after`, with replacement and
-# independently (§8.3), take the difference of the two means, repeat $B$ times, and read the
-# interval off the quantiles:
+# independently, take the difference of the two means, repeat $B$ times, and read the interval
+# off the quantiles:
 #
 # $$\big[\,q_{(1-c)/2},\; q_{(1+c)/2}\,\big] \text{ of } \bar{t}^{*}_{\text{after}} - \bar{t}^{*}_{\text{before}},$$
 #
 # where $c$ is the confidence (0.95) and $q_p$ the $p$-quantile over the $B$ resamples. If the
 # interval lies wholly above zero the change is slower; if it contains zero, the runs cannot
-# tell. Beside the interval report the *effect size*, Cohen's $d$ = difference of means over the
-# pooled standard deviation (Cohen 1988, §2.2): how large the change is against the noise.
+# tell. `compare` also reports Cohen's $d$, the difference of means over the pooled standard
+# deviation (Cohen 1988, ch. 2): the change against the noise.
 #
 # Twenty runs of a benchmark before and after a library upgrade (synthetic):
 
@@ -146,29 +143,36 @@ comparison_plot(runs_before, runs_after, seed=0)
 plt.show()
 
 # %% [markdown]
-# The left panel is every run; the true change (these runs are synthetic) is +2 %, the measured
-# one +1.1 %. The right panel is the bootstrap distribution of the difference with its 95 %
-# interval shaded: it contains zero, so twenty runs a side cannot call it. That is not "no
-# regression": at 3 % noise twenty runs are too few to see 2 % (section 3).
+# The left panel is every run; the true change (the runs are synthetic) is +2 %, the measured
+# one +1.1 %. The right panel is the bootstrap distribution of the difference, its 95 % interval
+# shaded: it contains zero. That is not "no regression": at 3 % noise twenty runs are too few to
+# see 2 % (section 3).
 #
-# Your own machine's noise, measured now: the same numpy work run as "A" and as "B", interleaved
-# (A, B, A, B, … so that a slow spell of the machine hits both). An A/A comparison has no change
-# to find; its interval shows how wide "no change" is here.
+# Your machine's noise, measured now: the same numpy sort run as "A" and as "B", in the order A,
+# B, B, A, A, B, … so that a slow spell hits both and neither always runs first. An A/A
+# comparison has no change to find; its interval shows how wide "no change" is here.
 
 # %%
 a_values = np.random.default_rng(0).standard_normal(1_000_000)
 aa = time_interleaved(
-    {"A": lambda: np.sort(a_values), "B": lambda: np.sort(a_values)}, repeats=25, budget=2.0
+    {"A": lambda: np.sort(a_values), "B": lambda: np.sort(a_values)},
+    repeats=25,
+    budget=2.0,
+    alternate=True,
 )
 aa_runs = {k: g["seconds"].to_numpy() for k, g in aa.groupby("workload")}
 aa_all = aa["seconds"].to_numpy()
 aa_cv = float(aa_all.std(ddof=1) / aa_all.mean())
 aa_robust_cv = float(1.4826 * np.median(np.abs(aa_all - np.median(aa_all))) / np.median(aa_all))
 aa_summary = compare(aa_runs["A"], aa_runs["B"], seed=0)
+if aa_robust_cv < 0.75 * aa_cv:
+    aa_shape = "std/mean is the larger: a few runs far out carry the noise"
+else:
+    aa_shape = "the median-based cv is as large: the whole spread is broad, not a few outliers"
 print(
     f"{len(aa_runs['A'])} runs each: median A {np.median(aa_runs['A']) * 1e3:.2f} ms, "
-    f"median B {np.median(aa_runs['B']) * 1e3:.2f} ms; cv {aa_cv:.1%} "
-    f"(std/mean), {aa_robust_cv:.1%} (1.4826·MAD/median, blind to the outliers)"
+    f"median B {np.median(aa_runs['B']) * 1e3:.2f} ms; cv {aa_cv:.1%} (std/mean), "
+    f"{aa_robust_cv:.1%} (1.4826·MAD/median): {aa_shape}"
 )
 print(
     f"A/A: mean B / mean A − 1 = {aa_summary.relative_change:+.1%}, 95 % interval "
@@ -176,12 +180,12 @@ print(
 )
 
 # %% [markdown]
-# On a quiet laptop a few-millisecond sort varies by a percent or two. On a shared VM it can vary
-# by tens of percent: a few runs far out pull the std/mean cv up, the median-based cv ignores
-# them, and when both are large the machine itself is the noise. An A/A interval that excludes
-# zero is a false alarm that says the runs are not exchangeable (a slow spell, a warm-up). A
-# training cluster adds node-to-node variation and stragglers (cost06): compare runs
-# on the same nodes, or pair them.
+# On a quiet laptop a few-millisecond sort varies by a percent or two; on a shared VM, by tens of
+# percent. The two cvs tell the shapes apart: outliers inflate std/mean and barely move the
+# median-based one; when both are large, the machine itself is the noise. Medians that differ by
+# several percent, or an interval that excludes zero, in an A/A run are a false alarm: the runs
+# are not exchangeable (a slow spell, a warm-up). A cluster adds node-to-node variation and
+# stragglers (cost06): compare runs on the same nodes, or pair them.
 
 # %% [markdown]
 # ## 3. The number of runs follows from the noise and the change you need to see
@@ -192,33 +196,34 @@ print(
 #
 # $$n = \left\lceil 2\,\big(z_{1-\alpha/2} + z_{1-\beta}\big)^2 \left(\frac{\sigma}{\delta}\right)^2 \right\rceil$$
 #
-# runs per side (Chow, Shao & Wang 2008, §3.2.1, the two-sample parallel design), where $z_p$ is
+# runs per side (Chow, Shao & Wang 2008, p. 58, the two-sample parallel design), where $z_p$ is
 # the standard normal $p$-quantile (`NormalDist().inv_cdf(p)`): $z_{0.975} = 1.960$,
 # $z_{0.8} = 0.842$. The 2 is there because both means are noisy. Halving the change you want to
-# see quadruples the runs. For $\delta = 2\,\%$ at $\sigma = 3\,\%$, power 0.8:
+# see quadruples the runs. For $\delta = 2\,\%$ at $\sigma = 3\,\%$, power 0.8, and at your
+# machine's std/mean cv (the test compares means, so plan with their noise):
 
 # %%
 print(
-    f"runs per side: {runs_to_detect(0.02, 0.03)}; at your machine's median-based cv "
-    f"({aa_robust_cv:.1%}): {runs_to_detect(0.02, max(aa_robust_cv, 1e-4))}"
+    f"runs per side: {runs_to_detect(0.02, 0.03)}; at your machine's cv "
+    f"({aa_cv:.1%}): {runs_to_detect(0.02, max(aa_cv, 1e-4))}"
 )
 power_curves([0.01, 0.02, 0.05], 0.03)
 plt.show()
 
 # %% [markdown]
 # Each curve is one change; the dots mark 80 % power. Section 2's 20 runs detect a 2 % change
-# about half the time. Noise you remove (pinned clocks, a quiet node, more steps per run) is
-# cheaper than runs you add.
+# about half the time. Noise you remove (pinned clocks, a quiet node) is cheaper than runs you
+# add.
 
 # %% [markdown]
 # ## 4. A trace diff says what changed, not why
 #
-# Two real PyTorch 2.13 CPU profiler traces of the same tiny MLP, six training steps each,
-# before and after one code change; the steps went from 4.1–4.7 ms to 7.5–8.8 ms. Holistic Trace
-# Analysis's `TraceDiff.compare_traces` sums, per op name, the count and the total duration in
-# each trace and their differences; `ops_diff` sorts the names by count into *added*,
-# *deleted*, *increased*, *decreased* and *unchanged*. `trace_diff` does the same on two loaded
-# traces:
+# Two real PyTorch CPU profiler traces (torch 2.13.0, as `course_lib/data/README.md` records) of
+# the same tiny MLP, six training steps each, before and after one code change; the steps went
+# from 4.1–4.7 ms to 7.5–8.8 ms. Holistic Trace Analysis's `TraceDiff.compare_traces` sums, per
+# op name, the count and the total duration in each trace and their differences; `ops_diff`
+# sorts the names by count into *added*, *deleted*, *increased*, *decreased* and *unchanged*.
+# `trace_diff` does the same over all six steps (HTA takes the first iteration by default):
 
 # %%
 print({k: v for k, v in ops_diff(real_diff).items() if k != "unchanged"})
@@ -228,16 +233,15 @@ trace_diff_bars(real_diff, top=8, show_self=False)
 plt.show()
 
 # %% [markdown]
-# The casts to and from float64 appeared (`ToCopyBackward0`, more `aten::to`), and they cost
-# almost nothing. The top of the list is `autograd::engine::evaluate_function: AddmmBackward0`,
-# and every `ProfilerStep#N` grew too. They are wrappers: a trace's duration is *inclusive*, so
-# an op's growth shows again in every op that contains it. A step contains the backward, the
-# backward of a linear layer contains its matrix multiplies. What an op spends outside its
-# children is its *self time*; `trace_diff` adds it as `before_self_duration`,
-# `after_self_duration` and `diff_self_duration`. An op whose total grew but whose self time did
-# not is a container of the regression, not its site.
+# The casts to and from float64 appeared (`ToCopyBackward0`, more `aten::to`) and cost almost
+# nothing. The top of the list is `autograd::engine::evaluate_function: AddmmBackward0`, and
+# every `ProfilerStep#N` grew too. They are wrappers: a trace's duration is *inclusive*, so an
+# op's growth shows again in every op that contains it. What an op spends outside its children
+# is its *self time*; `trace_diff` adds `before_self_duration`, `after_self_duration` and
+# `diff_self_duration`. An op whose total grew but whose self time did not contains the
+# regression; it is not its site.
 #
-# Even the site is a symptom. A diff cannot say that the output layer now runs in float64 (the
+# Even the site is a symptom: a diff cannot say that the output layer now runs in float64 (the
 # change, `course_lib/data/README.md`); it says which op to suspect.
 
 # %% [markdown]
@@ -249,11 +253,10 @@ plt.show()
 # returns the step to 4.1–4.7 ms. Run that one experiment: if the step stays at 8 ms, the
 # hypothesis is refuted, however well it explains the diff.
 #
-# When no hypothesis survives, search the history. With the last good commit and the first bad
-# one already measured, the $N$ candidates are the commits after the good one up to and
-# including the bad one. Testing the middle halves them; `git bisect` does this and prints what
-# is left ("Bisecting: 49 revisions left to test after this (roughly 6 steps)"). In the worst
-# case it builds
+# When no hypothesis survives, bisect the history. With the last good and the first bad commit
+# measured, the $N$ candidates run from the one after the good to the bad one; testing the
+# middle halves them (`git bisect`: "Bisecting: 49 revisions left to test after this (roughly 6
+# steps)"). In the worst case it builds
 #
 # $$\lceil \log_2 N \rceil$$
 #
@@ -264,20 +267,17 @@ culprit = 63
 print(bisect(lambda i: i >= culprit, 100))  # (the first bad candidate found, builds tested)
 
 # %% [markdown]
-# Each build's test is a comparison from section 2: a noisy test can point the search the wrong
-# way at its first step. Give each build enough runs that its verdict is sure.
+# Each build's test is a section 2 comparison: give it enough runs, or one noisy verdict sends
+# the search the wrong way.
 
 # %% [markdown]
 # ## Explore
 #
-# The explorer simulates $n$ runs a side of a 100 ms step with run-to-run noise $\sigma$ and a
-# true change $\delta$, shows the bootstrap interval and its verdict, and the probability of
-# detecting $\delta$ against $n$. Try:
-# - At cv 3 %, change 2 %, step the seed with 10 runs: the verdict flips between "regression"
-#   and "inconclusive". Drag the runs to the number the right panel marks, then step the seed
-#   again.
-# - Set the change to 0: the interval still sometimes excludes zero (roughly 1 seed in 20 at
-#   95 %). That is a false alarm, not a regression.
+# The explorer simulates $n$ runs a side of a 100 ms step with noise $\sigma$ and a true change
+# $\delta$: the bootstrap interval, its verdict, and the power against $n$. Try:
+# - At cv 3 %, change 2 %, 10 runs, step the seed: the verdict flips between "regression" and
+#   "inconclusive". Drag the runs to the number the right panel marks and step it again.
+# - Set the change to 0: the interval still excludes zero for about 1 seed in 20, a false alarm.
 # - Double the noise: the runs needed grow fourfold.
 
 # %%
@@ -286,9 +286,9 @@ triage_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: visible checks
-# give quick feedback; hidden tests check more cases when the notebook is graded. While a grade
-# cell calls your function, the `course_lib.stats` routine it asks you to write is disabled.
+# Answer in the cells marked `YOUR CODE HERE` and run the grade cell below each; hidden tests
+# check more cases at grading. While a grade cell calls your function, the `course_lib.stats`
+# routine it asks you to write is disabled.
 #
 # ### Exercise 1 — Throughput over matched work (2 points)
 #
@@ -310,17 +310,19 @@ def tokens_per_second(real_tokens, step_times) -> float:
 """Exercise 1: tokens_per_second(real_tokens, step_times), real tokens per second (a float)."""
 no_delegation = [(course_stats, "matched_throughput")]
 with forbid(*no_delegation, exercise="Exercise 1"):
-    small = tokens_per_second([1000, 1000], [0.5, 0.5])
+    small = tokens_per_second([30_000, 10_000, 30_000], [0.30, 0.50, 0.30])
 check_float(
-    "tokens_per_second([1000, 1000], [0.5, 0.5])",
+    "tokens_per_second([30_000, 10_000, 30_000], [0.30, 0.50, 0.30])",
     small,
-    2000.0,
+    70_000 / 1.10,
     unit="tokens/s",
-    known_wrong={2.0: "tokens per millisecond"},
+    known_wrong={
+        220_000 / 3: "the mean of per-step throughputs: weigh each step by its time",
+        70_000 / 1.10e3: "tokens per millisecond",
+    },
 )
 ### BEGIN HIDDEN TESTS
 throughput_cases = [
-    ([30_000, 10_000, 30_000], [0.30, 0.50, 0.30]),
     ([65_536] * 4, [0.41, 0.43, 1.90, 0.42]),
     (before_steps["real_tokens"].tolist(), before_steps["step_time"].tolist()),
     ([4096, 8192, 2048, 16384], [0.02, 0.09, 0.01, 0.12]),
@@ -415,12 +417,33 @@ def bootstrap_ci(before, after, confidence, num_resamples, seed) -> tuple[float,
 # %% nbgrader={"grade": true, "grade_id": "bootstrap_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 3: bootstrap_ci(...) = (low, high), percentile interval of mean(after) − mean(before)."""
 no_delegation = [(course_stats, "bootstrap_diff_ci"), (course_stats, "compare")]
+one_slow = (  # 12 runs a side, one slow run after: a skewed difference
+    [0.100, 0.101, 0.099, 0.100, 0.102, 0.098, 0.101, 0.100, 0.099, 0.101, 0.100, 0.103],
+    [0.101, 0.100, 0.102, 0.103, 0.101, 0.099, 0.102, 0.100, 0.101, 0.104, 0.102, 0.131],
+)
 with forbid(*no_delegation, exercise="Exercise 3"):
-    got_ci = bootstrap_ci(runs_before, runs_after, 0.95, 20_000, 1)
-check_type("bootstrap_ci(...)", got_ci, tuple, list)
-check_int("len(bootstrap_ci(...))", len(got_ci), 2)
-check_range("bootstrap_ci(section 2)[0]", got_ci[0], -0.01, 0.01, what="seconds")
-check_range("bootstrap_ci(section 2)[1]", got_ci[1], got_ci[0], 0.01, what="low <= high")
+    got_ci = bootstrap_ci(*one_slow, 0.95, 20_000, 1)
+check_type("bootstrap_ci(one_slow)", got_ci, tuple, list)
+check_int("len(bootstrap_ci(one_slow))", len(got_ci), 2)
+ref_ci = course_stats.bootstrap_diff_ci(*one_slow, num_resamples=20_000, seed=123)
+b1_, a1_ = np.asarray(one_slow[0]), np.asarray(one_slow[1])
+se1_ = math.sqrt(b1_.var(ddof=1) / b1_.size + a1_.var(ddof=1) / a1_.size)
+normal_ci = (a1_.mean() - b1_.mean() - 1.96 * se1_, a1_.mean() - b1_.mean() + 1.96 * se1_)
+c90_ci = course_stats.bootstrap_diff_ci(*one_slow, confidence=0.90, num_resamples=20_000, seed=9)
+for end_ in (0, 1):
+    check_float(
+        f"bootstrap_ci(one_slow)[{end_}]",
+        got_ci[end_],
+        ref_ci[end_],
+        rtol=0.0,
+        atol=0.04 * (ref_ci[1] - ref_ci[0]),
+        unit="s",
+        known_wrong={
+            normal_ci[end_]: "mean difference ± 1.96 standard errors: read the quantiles of the "
+            "resampled differences",
+            c90_ci[end_]: "a 90 % interval: the quantiles are (1 − c)/2 and (1 + c)/2",
+        },
+    )
 ### BEGIN HIDDEN TESTS
 cases = {"section 2": (runs_before, runs_after)}
 gen_ = np.random.default_rng(77)
@@ -475,11 +498,16 @@ def regression_op(diff: pd.DataFrame) -> str:
 """Exercise 4: regression_op(diff), the op whose self time grew most (a str)."""
 got_op = regression_op(real_diff)
 check_type("regression_op(real_diff)", got_op, str)
-check_choice(
-    "regression_op(real_diff) is an op of real_diff",
+top_total = real_diff["diff_duration"].idxmax()
+op_options = dict.fromkeys(real_diff.index.tolist(), "an op of real_diff")
+op_options[top_total] = (
+    "the largest growth in total time: a wrapper, its total includes its children"
+)
+check_choice(  # any op of real_diff but the wrapper passes here; the hidden tests check which
+    "regression_op(real_diff)",
     got_op,
-    got_op,
-    dict.fromkeys(real_diff.index.tolist(), "an op"),
+    got_op if got_op != top_total else "",
+    op_options,
 )
 ### BEGIN HIDDEN TESTS
 
@@ -548,6 +576,17 @@ synthetic_diffs = {
         ),
         "aten::bmm",
     ),
+    "many calls": (
+        _diff_table(
+            [  # aten::add_ grows 12 µs a call over 1,000 calls; the svd 7 ms in its one call
+                ("ProfilerStep#3", 1, 1, 0.080, 0.100, 0.001, 0.001),
+                ("aten::add_", 1000, 1000, 0.010, 0.022, 0.010, 0.022),
+                ("aten::linalg_svd", 1, 1, 0.002, 0.009, 0.002, 0.009),
+                ("aten::mm", 20, 20, 0.030, 0.031, 0.030, 0.031),
+            ]
+        ),
+        "aten::add_",
+    ),
 }
 op_cases = {"real": (real_diff, "aten::mm"), **synthetic_diffs}
 for label_, (table_, right_) in op_cases.items():
@@ -560,6 +599,10 @@ for label_, (table_, right_) in op_cases.items():
         "is not the regression",
         table_["after_self_duration"].idxmax(): "the op with the most self time after, not the "
         "one that grew",
+        (
+            table_["after_self_duration"] / table_["after_counts"]
+            - table_["before_self_duration"] / table_["before_counts"]
+        ).idxmax(): "the largest growth per call: the question is the growth in total self time",
     }
     options_ = {n: "not the op whose self time grew most" for n in table_.index}
     options_.update({k: v for k, v in wrong_.items() if k != right_})
@@ -627,62 +670,12 @@ for (d_, s_), got in zip(runs_cases, runs_answers, strict=True):
 passed("Exercise 5")
 
 # %% [markdown]
-# ### Exercise 6 — Builds to bisect (1 point)
-#
-# Write `builds_to_bisect(num_commits)`: the number of builds (an int) a bisection tests in the
-# worst case to find the first bad commit among `num_commits` candidates, with section 5's
-# convention (last good and first bad already measured; the candidates include the bad one).
-# The hidden tests include one candidate, exact powers of two and a history of $2^{60} + 1$
-# candidates, where a float logarithm rounds the wrong way: count in integers.
-
-
-# %% nbgrader={"grade": false, "grade_id": "bisect_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def builds_to_bisect(num_commits: int) -> int:
-    """Worst-case builds to find the first bad of num_commits candidates: ceil(log2 N)."""
-    ### BEGIN SOLUTION
-    return (num_commits - 1).bit_length()
-    ### END SOLUTION
-
-
-# %% nbgrader={"grade": true, "grade_id": "bisect_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 6: builds_to_bisect(N), worst-case builds tested (an int)."""
-no_delegation = [(course_stats, "bisection_builds"), (course_stats, "bisect")]
-with forbid(*no_delegation, exercise="Exercise 6"):
-    small_builds = builds_to_bisect(100)
-check_int(
-    "builds_to_bisect(100)",
-    small_builds,
-    7,
-    known_wrong={99: "one build per commit: a linear search", 9: "the two ends built again"},
-)
-### BEGIN HIDDEN TESTS
-bisect_cases = {1: 0, 2: 1, 3: 2, 4: 2, 8: 3, 9: 4, 1000: 10, 1024: 10, 1025: 11, 2**60 + 1: 61}
-with forbid(*no_delegation, exercise="Exercise 6 (hidden cases)"):
-    bisect_answers = {n_: builds_to_bisect(n_) for n_ in bisect_cases}
-for n_, right_ in bisect_cases.items():
-    wrong_ = {
-        (n_).bit_length(): "⌈log₂(N + 1)⌉: the known-bad end is never tested",
-        n_.bit_length() - 1: "⌊log₂ N⌋: round up, a half left over needs one more build",
-        n_ - 1: "one build per commit: a linear search",
-        right_ + 2: "the two ends built again: they are already measured",
-        math.ceil(math.log2(n_)): "a float logarithm: it rounds 2**60 + 1 down",
-    }
-    check_int(
-        f"builds_to_bisect({n_})",
-        bisect_answers[n_],
-        right_,
-        known_wrong={k: v for k, v in wrong_.items() if k != right_},
-    )
-### END HIDDEN TESTS
-passed("Exercise 6")
-
-# %% [markdown]
-# ### Exercise 7 — Explained answer: a hypothesis that can fail (2 points, graded by hand)
+# ### Exercise 6 — Explained answer: a hypothesis that can fail (2 points, graded by hand)
 #
 # A colleague reads section 4's diff and writes: "the regression is in autograd; the backward got
 # slower after the change". Rewrite this as a falsifiable hypothesis about the real traces: name
 # the op, say what you predict a measurement will show (with numbers from the diff), and the one
-# experiment whose result would refute it. Three or four sentences.
+# experiment whose result would refute it. Two or three sentences.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_hypothesis", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). "Autograd got slower" names a
@@ -713,10 +706,10 @@ passed("Exercise 6")
 # ## Going further (optional, ungraded)
 #
 # - HTA compares CPU ops and GPU kernels together (`device_type`), by name and optionally by a
-#   shortened name; it compares the first iteration of each trace unless told otherwise. With GPU
+#   shortened name, and keeps every event of the iteration it compares. With GPU
 #   work, a CPU op's duration is its launch time: the kernel's time is on the GPU rows.
-# - The percentile interval is a little narrow for small samples; Efron & Tibshirani (1993, ch.
-#   14) give the BCa interval, which corrects bias and skew.
+# - The percentile interval is a little narrow for small samples; Efron & Tibshirani (1993) give
+#   the BCa interval, which corrects bias and skew.
 # - Many comparisons at 95 % give false alarms at 5 % each: a dashboard of 40 benchmarks flags
 #   two a day with no change at all. Confirm a flagged regression with fresh runs before you
 #   bisect.

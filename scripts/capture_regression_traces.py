@@ -8,9 +8,14 @@ Needs PyTorch, which the course does not depend on. Run it in a throwaway venv o
 It trains the same tiny MLP twice under torch.profiler, before and after one code change, and
 writes regression_before.json.gz and regression_after.json.gz (the exported Chrome trace, gzipped
 unchanged with mtime 0). The change: the output Linear layer is kept in float64 (a "precision fix":
-``fc2.double()``, its input cast with ``.double()`` and its output cast back with ``.float()``); everything else — shapes, data, optimizer, schedule — is identical. Profiler:
-activities=[CPU], record_shapes=True, schedule(wait=1, warmup=1, active=6, repeat=1), one thread.
-Timings are real, so every capture differs.
+``fc2.double()``, its input cast with ``.double()`` and its output cast back with ``.float()``);
+everything else — shapes, data, optimizer, schedule — is identical. Profiler: activities=[CPU],
+record_shapes=True, schedule(wait=1, warmup=1, active=6, repeat=1), one thread. Timings are real,
+so every capture differs.
+
+The exported trace has no PyTorch version field. The script prints ``torch <version>: wrote
+<file>`` for each file; course_lib/data/README.md records that version (2.13.0+cpu) for the
+shipped traces, and is the only record of it.
 """
 
 from __future__ import annotations

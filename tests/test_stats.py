@@ -327,6 +327,15 @@ def test_time_interleaved_tiny():
     assert calls == ["a", "b"] + ["a", "b"] * 3  # one warm-up each, then interleaved
     assert table["workload"].tolist() == ["a", "b"] * 3
     assert (table["seconds"] >= 0).all()
+    calls.clear()
+    table = time_interleaved(
+        {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+        repeats=3,
+        alternate=True,
+    )
+    assert calls == ["a", "b"] + ["a", "b", "b", "a", "a", "b"]  # ABBA after the warm-up
+    assert table["workload"].tolist() == ["a", "b", "b", "a", "a", "b"]
+    assert table["run"].tolist() == [0, 0, 1, 1, 2, 2]
     with pytest.raises(ValueError, match="workloads is empty"):
         time_interleaved({})
     with pytest.raises(ValueError, match="repeats"):

@@ -1,7 +1,7 @@
 """Plausible wrong answers to cost10_regression_triage's exercises; each must lose points.
 
 ``RIGHT_ANSWERS`` are answers right by another route (a loop for a vectorized draw, another seed,
-pandas for numpy, integer arithmetic for the ceiling); each must keep full marks.
+pandas for numpy, typed-in z values); each must keep full marks.
 """
 
 from __future__ import annotations
@@ -49,10 +49,6 @@ def _runs(body: str) -> dict[str, str]:
             f"{body}\n"
         )
     }
-
-
-def _builds(body: str) -> dict[str, str]:
-    return {"bisect_answer": f"def builds_to_bisect(num_commits):\n    n = num_commits\n{body}\n"}
 
 
 MUTANTS = [
@@ -108,6 +104,17 @@ MUTANTS = [
             _RESAMPLE
             + "    low, high = np.quantile(ma - mb, [0.05, 0.95])\n"
             + "    return float(low), float(high)"
+        ),
+        grades=("bootstrap_tests",),
+    ),
+    Mutant(
+        name="normal_approximation",
+        why="mean difference ± 1.96 standard errors instead of the resampled quantiles",
+        cells=_bootstrap(
+            "    d = a.mean() - b.mean()\n"
+            "    se = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)\n"
+            "    z = NormalDist().inv_cdf((1 + confidence) / 2)\n"
+            "    return float(d - z * se), float(d + z * se)"
         ),
         grades=("bootstrap_tests",),
     ),
@@ -214,6 +221,16 @@ MUTANTS = [
         grades=("regression_op_tests",),
     ),
     Mutant(
+        name="largest_self_growth_per_call",
+        why="the largest growth in self time per call, not in total self time",
+        cells=_op(
+            '    per_call = (diff["after_self_duration"] / diff["after_counts"]\n'
+            '        - diff["before_self_duration"] / diff["before_counts"])\n'
+            "    return str(per_call.idxmax())"
+        ),
+        grades=("regression_op_tests",),
+    ),
+    Mutant(
         name="first_row",
         why="the first row of the table (sorted by total growth)",
         cells=_op("    return str(diff.index[0])"),
@@ -255,43 +272,6 @@ MUTANTS = [
         why="calls course_lib.stats.runs_to_detect, which the grade cell forbids",
         cells=_runs("    return runs_to_detect(d, s)"),
         grades=("runs_tests",),
-    ),
-    # Exercise 6: builds to bisect.
-    Mutant(
-        name="log_of_n_plus_one",
-        why="⌈log₂(N + 1)⌉: tests the known-bad end too",
-        cells=_builds("    return n.bit_length()"),
-        grades=("bisect_tests",),
-    ),
-    Mutant(
-        name="floor_log",
-        why="⌊log₂ N⌋",
-        cells=_builds("    return n.bit_length() - 1"),
-        grades=("bisect_tests",),
-    ),
-    Mutant(
-        name="float_log",
-        why="math.ceil(math.log2(N)): right until 2**60 + 1, where the float rounds down",
-        cells=_builds("    return math.ceil(math.log2(n))"),
-        grades=("bisect_tests",),
-    ),
-    Mutant(
-        name="linear_search",
-        why="one build per candidate but the known-bad one",
-        cells=_builds("    return n - 1"),
-        grades=("bisect_tests",),
-    ),
-    Mutant(
-        name="ends_rebuilt",
-        why="counts the two already-measured ends again",
-        cells=_builds("    return (n - 1).bit_length() + 2"),
-        grades=("bisect_tests",),
-    ),
-    Mutant(
-        name="bisect_delegates",
-        why="calls course_lib.stats.bisect, which the grade cell forbids",
-        cells=_builds("    return bisect(lambda i: i >= n - 1, n)[1] if n > 1 else 0"),
-        grades=("bisect_tests",),
     ),
 ]
 
@@ -341,13 +321,5 @@ RIGHT_ANSWERS = [
             "    return int(math.ceil(n))"
         ),
         grades=("runs_tests",),
-    ),
-    Mutant(
-        name="builds_by_halving",
-        why="halves the candidates until one is left, counting steps",
-        cells=_builds(
-            "    k = 0\n    while n > 1:\n        n = (n + 1) // 2\n        k += 1\n    return k"
-        ),
-        grades=("bisect_tests",),
     ),
 ]
