@@ -17,9 +17,10 @@ machine's load hits both alike. Each child reports its wall time (perf_counter),
 imports. The plain contender does what a learner would write: ``json.load`` (gzip.open for .gz),
 ``pd.DataFrame(doc["traceEvents"])``, kernels by ``cat == "kernel"``, ts/dur from µs to s, and the
 same overlap_ratio call. Identity: each child hashes, outside the timed part, every event's
-name/cat/ph/pid/tid and ts/dur in seconds, and the kernels' intervals; the parent compares the
-digests and the ratios. Prints figures and asserts nothing. Also prints the load average before
-and after.
+name/cat/ph/pid/tid and ts/dur in seconds, and the kernels' intervals; the first run of each
+also hashes every event's args dict (None where absent; ours decodes them from text on demand).
+The parent compares the digests and the ratios. Prints figures and asserts nothing. Also prints
+the load average before and after.
 """
 
 from __future__ import annotations
@@ -56,9 +57,14 @@ def digest(*arrays):
         h.update(a.tobytes() if a.dtype.kind == "f" else "\x00".join(map(repr, a.tolist())).encode())
     return h.hexdigest()[:16]
 
-def report(df_len, ratio, kernels, iv, cols, t_run, c_run, t_import):
+def report(df_len, ratio, kernels, iv, cols, t_run, c_run, t_import, args=None):
     ts, dur = cols["ts"], cols["dur"]
+    if args is not None and sys.argv[2:] == ["--args"]:  # every event's args dict (None if none)
+        cols["args_digest"] = hashlib.sha256(
+            repr([a if isinstance(a, dict) else None for a in args.tolist()]).encode()
+        ).hexdigest()[:16]
     print(json.dumps({
+        "digest_args": cols.get("args_digest"),
         "events": df_len, "kernels": kernels, "ratio": ratio,
         "import_s": t_import, "wall_s": t_run, "cpu_s": c_run,
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -78,7 +84,7 @@ ratio, kernels, iv = kernel_ratio(df["cat"].to_numpy(dtype=object), df["name"].t
 t_run, c_run = time.perf_counter() - t1, time.process_time() - c1
 cols = {k: df[k].to_numpy(dtype=object if k in ("name", "cat", "ph", "pid", "tid") else None)
         for k in ("name", "cat", "ph", "pid", "tid", "ts", "dur")}
-report(len(df), ratio, kernels, iv, cols, t_run, c_run, t_import)
+report(len(df), ratio, kernels, iv, cols, t_run, c_run, t_import, df["args"])
 """
 
 CHILD_PLAIN = r"""
@@ -97,7 +103,7 @@ ratio, kernels, iv = kernel_ratio(df["cat"].to_numpy(dtype=object), df["name"].t
 t_run, c_run = time.perf_counter() - t1, time.process_time() - c1
 cols = {k: df[k].to_numpy(dtype=object) for k in ("name", "cat", "ph", "pid", "tid")}
 cols["ts"], cols["dur"] = ts, dur
-report(len(df), ratio, kernels, iv, cols, t_run, c_run, t_import)
+report(len(df), ratio, kernels, iv, cols, t_run, c_run, t_import, df["args"])
 """
 
 
@@ -128,9 +134,9 @@ def make_trace(num_events: int, regenerate: bool) -> tuple[Path, Path]:
     return plain, gz
 
 
-def run_child(code: str, path: Path) -> dict:
+def run_child(code: str, path: Path, *, args: bool = False) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", COMMON + code, str(path)],
+        [sys.executable, "-c", COMMON + code, str(path), *(["--args"] if args else [])],
         check=True,
         capture_output=True,
         text=True,
@@ -164,9 +170,9 @@ def main() -> None:
     )
     for label, path in files:
         ours, base = [], []
-        for _ in range(args.runs):  # alternate, so both see the same machine
-            base.append(run_child(CHILD_PLAIN, path))
-            ours.append(run_child(CHILD_OURS, path))
+        for run in range(args.runs):  # alternate, so both see the same machine
+            base.append(run_child(CHILD_PLAIN, path, args=run == 0))
+            ours.append(run_child(CHILD_OURS, path, args=run == 0))
         print(
             f"{label} ({path.stat().st_size / 1e6:.0f} MB), {args.runs} fresh processes each, "
             f"medians (load average now {os.getloadavg()[0]:.2f}):"
@@ -181,9 +187,11 @@ def main() -> None:
         keys = ("events", "kernels", "digest_events", "digest_times", "digest_kernels")
         same = all(r[k] == base[0][k] for r in base + ours for k in keys)
         ratios = {r["ratio"] for r in base + ours}
+        same_args = base[0]["digest_args"] == ours[0]["digest_args"]
         print(
             f"  identical: events/fields/ts/dur/kernel intervals {'yes' if same else 'NO'}, "
-            f"overlap ratio {'yes' if len(ratios) == 1 else 'NO'} "
+            f"overlap ratio {'yes' if len(ratios) == 1 else 'NO'}, "
+            f"args dicts (first run) {'yes' if same_args else 'NO'} "
             f"({ours[0]['events']:,} events, {ours[0]['kernels']:,} kernels, "
             f"ratio {ours[0]['ratio']!r})"
         )
