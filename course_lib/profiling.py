@@ -22,13 +22,14 @@ Three ideas, one function family each:
   cycle is ``RECORD_AND_SAVE``. :func:`capture_overhead` prices a schedule over a run and
   :func:`plan_capture_window` finds the longest active window within an overhead budget.
 
-Times are seconds, fractions are fractions (0.05 is 5 %).
+Times are seconds, fractions are fractions (0.05 is 5 %). Argument checks come from
+:mod:`course_lib.validate` (public), so a grade cell that forbids one routine here leaves the
+others working.
 """
 
 from __future__ import annotations
 
 import cProfile
-import math
 import sys
 import time
 import tracemalloc
@@ -39,6 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+
+from course_lib.validate import nonnegative_array, number, whole_count
 
 __all__ = [
     "ACTIONS",
@@ -69,44 +72,6 @@ ACTIONS = ("NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE")
 
 
 # --------------------------------------------------------------------------------------------
-# validation
-
-
-def _nonneg(name: str, value: float) -> float:
-    v = float(value)
-    if math.isnan(v) or v < 0 or math.isinf(v):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return v
-
-
-def _positive(name: str, value: float) -> float:
-    v = _nonneg(name, value)
-    if v == 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return v
-
-
-def _count(name: str, value: int, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def _times(name: str, values: ArrayLike) -> np.ndarray:
-    arr = np.asarray(values, dtype=float).ravel()
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty: give at least one measured time")
-    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
-    if bad.size:
-        raise ValueError(
-            f"{name}[{bad[0]}] = {arr[bad[0]]!r}: times must be finite and >= 0 seconds"
-        )
-    return arr
-
-
-# --------------------------------------------------------------------------------------------
 # the per-event model
 
 
@@ -115,9 +80,9 @@ def observed_cpu_time(cpu_time: float, num_events: int, per_event_cost: float) -
 
     The tracer's work runs on the thread that emits the events, once per event.
     """
-    cpu = _nonneg("cpu_time", cpu_time)
-    n = _count("num_events", num_events)
-    c = _nonneg("per_event_cost", per_event_cost)
+    cpu = number(cpu_time, "cpu_time")
+    n = whole_count(num_events, "num_events", minimum=0)
+    c = number(per_event_cost, "per_event_cost")
     return cpu + n * c
 
 
@@ -132,7 +97,7 @@ def traced_step_time(
     step (cpu_time >= gpu_time) pays the whole tracing cost; a compute-bound step hides it until
     the CPU becomes the bottleneck. The device's own time is taken as unchanged by the tracer.
     """
-    _nonneg("gpu_time", gpu_time)
+    number(gpu_time, "gpu_time")
     return max(observed_cpu_time(cpu_time, num_events, per_event_cost), float(gpu_time))
 
 
@@ -141,7 +106,7 @@ def tracing_overhead(
 ) -> float:
     """Overhead of tracing as a fraction of the uninstrumented step:
     ``traced_step_time / max(cpu_time, gpu_time) − 1`` (cost09, section 2)."""
-    base = max(_nonneg("cpu_time", cpu_time), _nonneg("gpu_time", gpu_time))
+    base = max(number(cpu_time, "cpu_time"), number(gpu_time, "gpu_time"))
     if base == 0:
         raise ValueError("cpu_time and gpu_time are both 0: the step has no time to compare with")
     return traced_step_time(cpu_time, gpu_time, num_events, per_event_cost) / base - 1.0
@@ -154,18 +119,21 @@ def per_event_cost(plain_times: ArrayLike, traced_times: ArrayLike, num_events: 
     Medians of repeated runs, so one slow run (a cold cache, a noisy neighbour) does not move the
     estimate the way it moves a mean.
     """
-    plain = _times("plain_times", plain_times)
-    traced = _times("traced_times", traced_times)
-    n = _count("num_events", num_events, minimum=1)
+    plain = nonnegative_array(plain_times, "plain_times").ravel()
+    traced = nonnegative_array(traced_times, "traced_times").ravel()
+    for name, arr in (("plain_times", plain), ("traced_times", traced)):
+        if arr.size == 0:
+            raise ValueError(f"{name} is empty: give at least one measured time")
+    n = whole_count(num_events, "num_events", minimum=1)
     return float((np.median(traced) - np.median(plain)) / n)
 
 
 def corrected_time(traced_time: float, num_events: int, per_event_cost: float) -> float:
     """Uninstrumented estimate of a CPU-bound measurement: ``traced_time − num_events ×
     per_event_cost`` (cost09, section 1). Raises if the correction exceeds the measurement."""
-    t = _nonneg("traced_time", traced_time)
-    n = _count("num_events", num_events)
-    c = _nonneg("per_event_cost", per_event_cost)
+    t = number(traced_time, "traced_time")
+    n = whole_count(num_events, "num_events", minimum=0)
+    c = number(per_event_cost, "per_event_cost")
     if n * c > t:
         raise ValueError(
             f"num_events × per_event_cost = {n * c:.6g} s exceeds traced_time = {t:.6g} s: "
@@ -180,8 +148,8 @@ def sampling_overhead(sample_interval: float, per_sample_cost: float) -> float:
 
     From T_obs = T + (T_obs / Δ)·c: the cost scales with the number of samples, not of events.
     """
-    interval = _positive("sample_interval", sample_interval)
-    c = _nonneg("per_sample_cost", per_sample_cost)
+    interval = number(sample_interval, "sample_interval", positive=True)
+    c = number(per_sample_cost, "per_sample_cost")
     if c >= interval:
         raise ValueError(
             f"per_sample_cost ({c:.6g} s) must be below sample_interval ({interval:.6g} s): "
@@ -194,18 +162,6 @@ def sampling_overhead(sample_interval: float, per_sample_cost: float) -> float:
 # capture schedule (torch.profiler.schedule)
 
 
-def _schedule_args(
-    wait: int, warmup: int, active: int, repeat: int, skip_first: int
-) -> tuple[int, ...]:
-    return (
-        _count("wait", wait),
-        _count("warmup", warmup),
-        _count("active", active, minimum=1),
-        _count("repeat", repeat),
-        _count("skip_first", skip_first),
-    )
-
-
 def schedule_action(
     step: int, *, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0
 ) -> str:
@@ -215,10 +171,7 @@ def schedule_action(
     steps (RECORD, the last one RECORD_AND_SAVE), ``repeat`` cycles (0 = until the run ends), then
     NONE (PyTorch, torch/profiler/profiler.py, ``schedule``; cost09, section 4).
     """
-    wait, warmup, active, repeat, skip_first = _schedule_args(
-        wait, warmup, active, repeat, skip_first
-    )
-    step = _count("step", step)
+    step = whole_count(step, "step", minimum=0)
     return str(schedule_actions(step + 1, wait, warmup, active, repeat, skip_first)[step])
 
 
@@ -227,10 +180,12 @@ def schedule_actions(
 ) -> np.ndarray:
     """The action of every step 0 … num_steps − 1 (numpy array of str), vectorised
     :func:`schedule_action`."""
-    num_steps = _count("num_steps", num_steps)
-    wait, warmup, active, repeat, skip_first = _schedule_args(
-        wait, warmup, active, repeat, skip_first
-    )
+    num_steps = whole_count(num_steps, "num_steps", minimum=0)
+    wait = whole_count(wait, "wait", minimum=0)
+    warmup = whole_count(warmup, "warmup", minimum=0)
+    active = whole_count(active, "active", minimum=1)
+    repeat = whole_count(repeat, "repeat", minimum=0)
+    skip_first = whole_count(skip_first, "skip_first", minimum=0)
     cycle = wait + warmup + active
     step = np.arange(num_steps) - skip_first
     mod = np.mod(step, cycle)
@@ -285,10 +240,10 @@ def capture_overhead(
     is saved, an unfinished WARMUP is not; torch/profiler/profiler.py, ``action_map``).
     overhead_fraction = (observed · o · T + saves · S) / (num_steps · T).
     """
-    num_steps = _count("num_steps", num_steps, minimum=1)
-    t = _positive("step_time", step_time)
-    o = _nonneg("observer_overhead", observer_overhead)
-    s = _nonneg("save_time", save_time)
+    num_steps = whole_count(num_steps, "num_steps", minimum=1)
+    t = number(step_time, "step_time", positive=True)
+    o = number(observer_overhead, "observer_overhead")
+    s = number(save_time, "save_time")
     actions = schedule_actions(num_steps, wait, warmup, active, repeat, skip_first)
     observed = int(np.count_nonzero(actions != "NONE"))
     recorded = int(np.count_nonzero((actions == "RECORD") | (actions == "RECORD_AND_SAVE")))
@@ -324,8 +279,8 @@ def plan_capture_window(
     ``budget`` (overhead_fraction <= budget, up to a relative 1e-9 so that a cost summed in
     another order does not flip a boundary case), by exhaustive search; None if even one active
     step is over budget (cost09, section 4)."""
-    num_steps = _count("num_steps", num_steps, minimum=1)
-    b = _nonneg("budget", budget)
+    num_steps = whole_count(num_steps, "num_steps", minimum=1)
+    b = number(budget, "budget")
     for active in range(num_steps, 0, -1):
         plan = capture_overhead(
             num_steps,
@@ -427,8 +382,8 @@ def measure_overhead(
     if clock not in ("wall", "cpu"):
         raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
     timer = time.perf_counter if clock == "wall" else time.process_time
-    repeats = _count("repeats", repeats, minimum=1)
-    limit = _positive("time_limit", time_limit)
+    repeats = whole_count(repeats, "repeats", minimum=1)
+    limit = number(time_limit, "time_limit", positive=True)
     for fn in workloads.values():
         fn()
     rows: list[tuple[str, str, int, float]] = []
@@ -458,7 +413,7 @@ def overhead_summary(runs: pd.DataFrame) -> pd.DataFrame:
         raise ValueError(f"runs lacks the column(s) {sorted(missing)}")
     if len(runs) == 0:
         raise ValueError("runs is empty")
-    _times("runs['seconds']", runs["seconds"].to_numpy())
+    nonnegative_array(runs["seconds"].to_numpy(), "runs['seconds']")
     grouped = runs.groupby(["workload", "observer"], sort=False)["seconds"]
     out = grouped.agg(runs="count", median="median", min="min", max="max").reset_index()
     out["spread"] = (out["max"] - out["min"]) / out["median"]

@@ -485,6 +485,21 @@ RIGHT_ANSWERS = [
         grades=EX2,
     ),
     Mutant(
+        name="estimate_via_overhead_summary",
+        why="the medians from the setup's overhead_summary (a setup helper, not the answer)",
+        cells=_estimate(
+            "    runs = pd.DataFrame({\n"
+            '        "workload": "calibration",\n'
+            '        "observer": ["none"] * len(p) + ["setprofile"] * len(t),\n'
+            '        "seconds": [*p, *t],\n'
+            "    })\n"
+            '    med = overhead_summary(runs).set_index("observer")["median"]\n'
+            '    return T - n * (med["setprofile"] - med["none"]) / n_cal',
+            prelude="import pandas as pd\n\nfrom course_lib.profiling import overhead_summary\n\n\n",
+        ),
+        grades=EX2,
+    ),
+    Mutant(
         name="largest_descending_fraction",
         why="searches from num_steps down and compares the overhead fraction",
         cells={
