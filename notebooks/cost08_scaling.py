@@ -44,7 +44,6 @@ from course_lib.scaling import (
     fit_serial_fraction,
     load_megatron_table,
     measure_strong_scaling,
-    steps_to_target,
     strong_efficiency,
 )
 
@@ -55,25 +54,23 @@ table2 = load_megatron_table(2)  # Narayanan et al. 2021, Table 2 (published, A1
 # %% [markdown]
 # ## 1. Strong scaling holds the total work fixed, measured from a feasible baseline
 #
-# Strong scaling asks: this exact job — same model, same global batch, same number of tokens —
-# on more devices, how much sooner does it finish? With $T(N)$ the time of that fixed work on
+# Strong scaling asks: this exact job — same model, same global batch, same tokens — on more
+# devices, how much sooner does it finish? With $T(N)$ the time of that fixed work on
 # $N$ devices, the ideal is $T(N) = T(N_0)\,N_0/N$ and the efficiency is
 #
 # $$E_s(N) = \frac{T(N_0)\,N_0}{T(N)\,N},$$
 #
 # where $N_0$ is the **baseline**: the smallest device count on which the job runs at all. It is
 # rarely one device: a 175-billion-parameter model's 16-bit weights alone (350 GB) exceed four
-# 80 GB A100s. Normalising to one device invents a run nobody can make.
+# 80 GB A100s.
 #
-# Narayanan et al. (2021, Megatron-LM, Table 2) trained a 174.6B GPT with the global batch fixed
-# at 1,536 sequences on 384, 768 and 1,536 A100 GPUs, two ways: PTD-P (their tensor + pipeline +
-# data parallelism) and ZeRO-3 (sharded data parallelism, no model parallelism). The table gives
-# achieved teraFLOP/s per GPU, $X$. The work is fixed, so $T \propto 1/(N X)$ and
-# $E_s(N) = X(N)/X(N_0)$: the per-GPU rate, relative to the baseline's.
+# Narayanan et al. (2021, Megatron-LM, Table 2) trained a 174.6B GPT at a fixed global batch of
+# 1,536 sequences on 384, 768 and 1,536 A100 GPUs with PTD-P (tensor + pipeline + data
+# parallelism) and with ZeRO-3 (sharded data parallelism). The table gives teraFLOP/s per GPU,
+# $X$. The work is fixed, so $T \propto 1/(N X)$ and $E_s(N) = X(N)/X(N_0)$.
 
 # %%
-gpt175 = table2[table2["parameters_billion"] == 174.6]
-print(gpt175[["scheme", "num_gpus", "batch_size", "teraflops_per_gpu"]].to_string(index=False))
+gpt175 = table2[table2["parameters_billion"] == 174.6]  # batch 1,536 in every row
 for scheme, rows in gpt175.groupby("scheme", sort=False):
     n = rows["num_gpus"].to_numpy(dtype=float)
     work_time = 1.0 / (n * rows["teraflops_per_gpu"].to_numpy(dtype=float))  # ∝ time of the work
@@ -83,9 +80,8 @@ plt.show()
 
 # %% [markdown]
 # Same model, same batch: PTD-P keeps 92 % of its per-GPU rate at 4× the GPUs; ZeRO-3 keeps
-# 31 %, so its 1,536-GPU run takes as long as its 768-GPU run (74 days for 300B tokens). The
-# paper attributes the gap to ZeRO-3's cross-node communication. Only because the batch is the
-# same in every row can you read these as efficiencies.
+# 31 %, so its 1,536-GPU run takes as long as its 768-GPU run (74 days for 300B tokens). Only
+# because the batch is the same in every row are these efficiencies.
 
 # %% [markdown]
 # ## 2. Weak scaling holds the work per device fixed: say which work
@@ -96,9 +92,9 @@ plt.show()
 # $$E_w(N) = \frac{T(N_0)}{T(N)}
 #   = \frac{\text{throughput}(N)\,N_0}{\text{throughput}(N_0)\,N},$$
 #
-# where throughput is work per second of the whole system. Both forms need the same per-device
-# work in every run: the same model share, microbatch and sequence length. Gustafson (1988) asked
-# this question; Amdahl (1967) asked the strong one.
+# with throughput the work per second of the whole system. Both forms need the same per-device
+# work in every run: model share, microbatch and sequence length. Gustafson (1988) asked this
+# question; Amdahl (1967) the strong one.
 #
 # Megatron-LM's Table 1 is titled weak scaling: GPT models from 1.7B parameters on 32 GPUs to 1T
 # on 3,072, with the global batch growing from 512 to 3,072 sequences. Look at what grows.
@@ -116,9 +112,9 @@ plt.show()
 # %% [markdown]
 # Per-GPU teraFLOP/s rises from 137 to 163: on the right axis, $X(N)/X(N_0) = 1.19$ at
 # $N = 3{,}072$. But parameters per GPU grow from 0.05B to 0.33B and sequences per GPU per step
-# fall from 16 to 1, so neither the step time nor the work per GPU is the same in any two rows.
-# A rate in FLOP/s compares runs of different work by dividing the work out; it cannot tell you
-# how a fixed model behaves on more GPUs. Exercise 6 asks what it does tell you.
+# fall from 16 to 1, so no two rows do the same work per GPU. A rate in FLOP/s divides the work
+# out; it cannot tell you how a fixed model behaves on more GPUs. Exercise 6 asks what it does
+# tell you.
 
 # %% [markdown]
 # ## 3. Amdahl's serial fraction summarises a strong-scaling curve
@@ -131,26 +127,12 @@ plt.show()
 #
 # where $s$ is the serial fraction of the baseline run. This is Amdahl's law with the baseline
 # at $N_0$: the speed-up over $N_0$ can never exceed $1/s$. A least-squares fit of $a$ and $b$ to
-# measured times gives $s$. Narayanan et al. (2021, Eq. 4) estimate the training time as
-# $8TP/(nX)$ for $T$ tokens, $P$ parameters, $n$ GPUs at $X$ FLOP/s each; applied to Table 2:
-
-# %%
-tokens, params = 300e9, 174.6e9
-for scheme, rows in gpt175.groupby("scheme", sort=False):
-    n = rows["num_gpus"].to_numpy(dtype=float)
-    x = rows["teraflops_per_gpu"].to_numpy(dtype=float) * 1e12
-    days = 8 * tokens * params / (n * x) / 86400  # Narayanan et al. 2021, Eq. 4
-    s = fit_serial_fraction(n, days, 384)
-    print(f"{scheme:7s} days {np.round(days, 1)}  serial fraction s = {s:.3f}, 1/s = {1 / s:.2f}")
-
-# %% [markdown]
-# PTD-P's $s \approx 0.03$ allows up to 36× the 384-GPU speed; ZeRO-3's $s \approx 0.74$ caps it at
-# 1.36×, and it reached 1.22×. The fit is a summary, not a mechanism: a communication cost that
+# measured times gives $s$. The fit is a summary, not a mechanism: a communication cost that
 # grows with $N$ looks like a rising serial fraction.
 #
-# You can fit $s$ on your own machine. The next cell splits a fixed numpy work (8 identical
-# tasks, about 0.15 s on one core) over 1, 2 and 4 fresh processes, so process start-up is a
-# serial part of the time, then fits $s$ with $N_0 = 1$.
+# The next cell fits $s$ on your machine. It splits a fixed numpy work (8 identical tasks, about
+# 0.15 s on one core) over 1, 2 and 4 fresh processes, so process start-up is serial, and fits
+# with $N_0 = 1$.
 
 # %%
 measured = measure_strong_scaling([1, 2, 4], repeats=24, trials=3, timeout=5.0)
@@ -165,54 +147,43 @@ except ValueError as err:  # more processes were not faster: a busy machine
 # %% [markdown]
 # On an idle 2-core machine 2 processes come close to halving the time; what they miss is
 # start-up. Four processes on 2 cores cannot beat 2, and the fit reads that time-sharing as
-# serial work too. A shared machine adds noise (compare low and high), and if others are busy,
-# more processes may not be faster at all. On a cluster the same table comes
-# from timing a fixed number of steps at each device count, with the serial part in data
-# loading, optimizer steps and collectives.
+# serial work too. On a shared machine compare low and high: if others are busy, more processes
+# may not be faster at all.
 
 # %% [markdown]
 # ## 4. Throughput is not time to a target loss
 #
-# More devices usually come with a larger global batch $B$: throughput (examples per second)
-# rises. But a larger batch does not buy progress one for one. McCandlish et al. (2018, "An
-# Empirical Model of Large-Batch Training", Sec. 2) found that the optimizer steps $S$ and the
-# examples $E = BS$ needed to reach a given loss trade off as
+# More devices usually come with a larger global batch $B$, and throughput (examples per second)
+# rises. But a larger batch does not buy progress one for one. McCandlish et al. (2018, Sec. 2)
+# found that the optimizer steps $S$ and the examples $E = BS$ needed to reach a given loss trade
+# off as
 #
 # $$\left(\frac{S}{S_{\min}} - 1\right)\left(\frac{E}{E_{\min}} - 1\right) = 1
 #   \quad\Longrightarrow\quad S = S_{\min}\left(1 + \frac{B_{\text{noise}}}{B}\right),
 #   \quad E = E_{\min}\left(1 + \frac{B}{B_{\text{noise}}}\right),$$
 #
 # where $S_{\min}$ is the fewest steps (at an infinite batch), $E_{\min}$ the fewest examples (at
-# a tiny batch), and $B_{\text{noise}}$ the gradient noise scale. The paper defines the critical
-# batch $B_{\text{crit}} = E_{\min}/S_{\min}$ and predicts $B_{\text{crit}} \approx
-# B_{\text{noise}}$, as here. Far below it, doubling $B$ halves the steps; far above, it halves
-# nothing and doubles the examples.
+# a tiny batch), and $B_{\text{noise}}$ the gradient noise scale; the paper's critical batch
+# $B_{\text{crit}} = E_{\min}/S_{\min}$ equals $B_{\text{noise}}$ in this model. Far below it,
+# doubling $B$ halves the steps; far above, it halves nothing and doubles the examples.
 #
-# Take a fixed cluster (numbers synthetic, of a realistic size): $N = 64$ devices, microbatches
+# Take a fixed cluster (synthetic numbers of a realistic size): $N = 64$ devices, microbatches
 # of $b = 8$ sequences at $t_{\text{micro}} = 0.25$ s each, a gradient all-reduce of
 # $t_{\text{ar}} = 0.6$ s per step, $S_{\min} = 20{,}000$, $B_{\text{noise}} = 4{,}096$. With
-# $k$ microbatches per device per step (gradient accumulation), $B = Nbk$ and a step takes
-# $k\,t_{\text{micro}} + t_{\text{ar}}$. The time to target is steps × step time.
+# $k$ microbatches per device per step (gradient accumulation), $B = Nbk$, a step takes
+# $k\,t_{\text{micro}} + t_{\text{ar}}$, and the time to target is steps × step time.
 
 # %%
 num_devices, micro_batch, micro_time, allreduce_time = 64, 8, 0.25, 0.6
 noise_scale, min_steps = 4096, 20_000
-for k in (1, 4, 16, 64):
-    batch = num_devices * micro_batch * k
-    step = k * micro_time + allreduce_time
-    steps = steps_to_target(batch, min_steps, noise_scale)[0]
-    print(
-        f"k = {k:2d}: B = {batch:6,d}, {batch / step:6,.0f} examples/s, "
-        f"{steps:7,.0f} steps, {steps * step / 3600:5.1f} h to target"
-    )
 batch_tradeoff(num_devices, micro_batch, micro_time, allreduce_time, noise_scale, min_steps, 64)
 plt.show()
 
 # %% [markdown]
 # Throughput (green) climbs all the way, 3.3× from $k = 1$ to $k = 64$, because the all-reduce is
 # paid once per step. The steps (orange) stop falling once $B$ passes $B_{\text{noise}}$ (dotted),
-# so the time to target has a minimum. The batch with the best throughput reaches the loss about
-# 4× later than the best batch.
+# so the time to target has a minimum: the batch with the best throughput reaches the loss about
+# 4× later than the best, $k = 4$.
 
 # %% [markdown]
 # ## Explore
@@ -229,18 +200,17 @@ batch_tradeoff_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: visible checks
-# give quick feedback; hidden tests check more cases when the notebook is graded. While a grade
-# cell calls your function, `course_lib.scaling`'s efficiency, fit and time-to-target routines
-# are disabled: the formulas are yours to write.
+# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each; hidden tests
+# check more cases at grading. While a grade cell runs, `course_lib.scaling`'s efficiency, fit and
+# time-to-target routines are disabled: the formulas are yours.
 #
 # ### Exercise 1 — Strong-scaling efficiency against a baseline (2 points)
 #
 # Write `strong_eff(num_devices, times, baseline_devices)`: `times[i]` is the time of the same
 # total work on `num_devices[i]` devices; return a numpy array of $E_s$ for every entry, in the
 # order given. `baseline_devices` is one of `num_devices`, not necessarily the first or the
-# smallest listed (a smaller run may not be feasible). The hidden tests include unsorted device
-# counts, a baseline of 8 devices, and a run faster than ideal ($E_s > 1$: keep it).
+# smallest listed. The hidden tests include unsorted counts, a baseline of 8 devices, and a run
+# faster than ideal ($E_s > 1$: keep it).
 
 
 # %% nbgrader={"grade": false, "grade_id": "strong_eff_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -335,19 +305,19 @@ passed("Exercise 2")
 # ### Exercise 3 — Fit a serial fraction (2 points)
 #
 # Write `serial_fraction(num_devices, times, baseline_devices)`: fit $T(N) = a + b/N$ to the
-# times by least squares (`np.linalg.lstsq` on the columns $1$ and $1/N$, or `np.polyfit` on
-# $1/N$), and return $s = a/(a + b/N_0)$ as a float. If the fitted $a$ is negative, no serial part
-# is visible: return 0.0. The hidden tests include noisy times, a baseline that is neither one
-# device nor the smallest count listed, and a negative intercept.
+# times by least squares (the cell gives the columns $1$ and $1/N$ for `np.linalg.lstsq`) and
+# return $s = a/(a + b/N_0)$ as a float. If the fitted $a$ is negative, no serial part is
+# visible: return 0.0. The hidden tests include noisy times and a baseline that is neither one
+# device nor the smallest count listed.
 
 
 # %% nbgrader={"grade": false, "grade_id": "serial_fraction_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def serial_fraction(num_devices, times, baseline_devices):
     """Serial fraction s = a / (a + b/N0) of the least-squares fit T(N) = a + b/N."""
-    ### BEGIN SOLUTION
     n = np.asarray(num_devices, dtype=float)
     t = np.asarray(times, dtype=float)
-    design = np.column_stack([np.ones_like(n), 1.0 / n])
+    design = np.column_stack([np.ones_like(n), 1.0 / n])  # T = a·1 + b·(1/N)
+    ### BEGIN SOLUTION
     (a, b), *_ = np.linalg.lstsq(design, t, rcond=None)
     a = max(float(a), 0.0)
     return a / (a + b / baseline_devices)
@@ -404,21 +374,20 @@ passed("Exercise 3")
 # %% [markdown]
 # ### Exercise 4 — The batch that reaches the target soonest (2 points)
 #
-# On `num_devices` devices, each running $k$ microbatches of `micro_batch` examples per step
-# (`micro_time` seconds each) followed by one all-reduce of `allreduce_time` seconds, write
+# On section 4's cluster model, write
 # `best_accumulation(num_devices, micro_batch, micro_time, allreduce_time, noise_scale)`: the
-# int $k$ from 1 to 4,096 that minimises the time to target of section 4,
+# int $k$ from 1 to 4,096 that minimises the time to target,
 # $S_{\min}(1 + B_{\text{noise}}/B)(k\,t_{\text{micro}} + t_{\text{ar}})$ with $B = Nbk$
-# ($S_{\min}$ does not change the answer). On a tie, the smaller $k$. The hidden tests include a
-# free all-reduce, an optimum between two integers, one beyond 4,096, and an exact tie.
+# ($S_{\min}$ does not change the answer); on a tie, the smaller $k$. The cell gives every $k$ and
+# its $B$. The hidden tests include a free all-reduce, an optimum beyond 4,096 and an exact tie.
 
 
 # %% nbgrader={"grade": false, "grade_id": "best_accumulation_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def best_accumulation(num_devices, micro_batch, micro_time, allreduce_time, noise_scale):
     """k in 1..4096 minimising (1 + B_noise/(N·b·k)) · (k·t_micro + t_allreduce)."""
+    k = np.arange(1, 4097)  # every allowed k
+    batch = num_devices * micro_batch * k  # its global batch B
     ### BEGIN SOLUTION
-    k = np.arange(1, 4097)
-    batch = num_devices * micro_batch * k
     time = (1 + noise_scale / batch) * (k * micro_time + allreduce_time)
     return int(k[np.argmin(time)])
     ### END SOLUTION
@@ -486,9 +455,8 @@ passed("Exercise 4")
 # %% [markdown]
 # ### Exercise 5 — Which readings are wrong? (2 points)
 #
-# Which claims misread their numbers, by taking a ratio of runs that did different work as an
-# efficiency or by predicting time to target from throughput alone? Set `wrong_claims` to the
-# set of their letters (strings).
+# Which claims take a ratio of runs that did different work as an efficiency, or predict time to
+# target from throughput alone? Set `wrong_claims` to the set of their letters (strings).
 # - **A.** Doubling the global batch from 2,048 to 4,096 raised tokens/s by 1.8×, so the run
 #   reaches its target loss 1.8× sooner.
 # - **B.** At the same global batch, 1,024 GPUs keep 97 % of the per-GPU throughput of 128 GPUs,
@@ -545,14 +513,12 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Takeaways
 #
-# - Strong scaling fixes the total work: $E_s = T(N_0)N_0/(T(N)N)$; weak scaling fixes the work
-#   per device: $E_w = T(N_0)/T(N)$. Both are ratios of runs that did the same work.
-# - Normalise to the smallest device count that can run the job, never to an imagined single
-#   device; a ratio of runs with different batches or models is not an efficiency.
+# - Strong scaling fixes the total work, $E_s = T(N_0)N_0/(T(N)N)$; weak scaling fixes the work
+#   per device, $E_w = T(N_0)/T(N)$; $N_0$ is the smallest count that can run the job. A ratio of
+#   runs with different batches or models is not an efficiency.
 # - A serial fraction $s$ from $T(N) = a + b/N$ caps the speed-up over $N_0$ at $1/s$.
-# - The trap: higher throughput is not sooner convergence. Past the critical batch
-#   ($B_{\text{crit}} \approx B_{\text{noise}}$), a larger batch buys examples per second and no fewer steps; judge a
-#   configuration by time to target.
+# - The trap: higher throughput is not sooner convergence. Past the critical batch, a larger batch
+#   buys examples per second and no fewer steps; judge a configuration by time to target.
 
 # %% [markdown]
 # ## Going further (optional, ungraded)
@@ -564,9 +530,11 @@ passed("Exercise 5")
 #   $B_{\text{simple}} = \operatorname{tr}(\Sigma)/|G|^2$, the per-example gradient variance over the
 #   squared gradient norm, measured during training; it grows as the loss falls, so the best batch
 #   grows during a run.
-# - Table 2's days column is the paper's Eq. 4, $8TP/(nX)$, rounded: for PTD-P at 1,536 GPUs it
-#   gives 22.4 days against the table's 23. The factor 8 counts forward, backward and the
-#   recomputed forward (activation recomputation) as $2 \times (1 + 2 + 1)$ FLOPs per parameter
-#   per token.
+# - Table 2's days column is the paper's Eq. 4, $8TP/(nX)$ for $T$ tokens, $P$ parameters, $n$
+#   GPUs at $X$ FLOP/s each, rounded: for PTD-P at 1,536 GPUs it gives 22.4 days against the
+#   table's 23. The factor 8 counts forward, backward and the recomputed forward as
+#   $2 \times (1 + 2 + 1)$ FLOPs per parameter per token. Fitting section 3's $T = a + b/N$ to
+#   these days gives PTD-P $s \approx 0.03$ (up to 36× the 384-GPU speed) and ZeRO-3
+#   $s \approx 0.74$ (at most 1.36×; it reached 1.22×).
 # - In the explorer, raise $B_{\text{noise}}$ to 65,536 (McCandlish et al. 2018 find it grows as
 #   the target loss falls): the fastest batch moves right.

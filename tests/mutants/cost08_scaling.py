@@ -38,7 +38,7 @@ def _weak(body: str, prelude: str = "") -> dict[str, str]:
 
 
 def _fit(body: str, prelude: str = "") -> dict[str, str]:
-    """Exercise 2's cell: n, t, n0, and the least-squares a, b of T = a + b/N, then ``body``."""
+    """Exercise 3's cell: n, t, n0, and the least-squares a, b of T = a + b/N, then ``body``."""
     return {
         "serial_fraction_answer": f"{prelude}def serial_fraction(num_devices, times, "
         "baseline_devices):\n"
@@ -51,8 +51,30 @@ def _fit(body: str, prelude: str = "") -> dict[str, str]:
     }
 
 
+def _fit_scaffold(body: str) -> dict[str, str]:
+    """Exercise 3's cell as released: n, t and the design matrix given, then ``body``."""
+    return {
+        "serial_fraction_answer": "def serial_fraction(num_devices, times, baseline_devices):\n"
+        "    n = np.asarray(num_devices, dtype=float)\n"
+        "    t = np.asarray(times, dtype=float)\n"
+        "    design = np.column_stack([np.ones_like(n), 1.0 / n])\n"
+        f"{body}\n"
+    }
+
+
+def _best_scaffold(body: str) -> dict[str, str]:
+    """Exercise 4's cell as released: k = 1..4096 and its global batch given, then ``body``."""
+    return {
+        "best_accumulation_answer": "def best_accumulation(num_devices, micro_batch, micro_time, "
+        "allreduce_time, noise_scale):\n"
+        "    k = np.arange(1, 4097)\n"
+        "    batch = num_devices * micro_batch * k\n"
+        f"{body}\n"
+    }
+
+
 def _best(body: str, prelude: str = "") -> dict[str, str]:
-    """Exercise 3's cell: k = 1..4096, B, and the continuous optimum root, then ``body``."""
+    """Exercise 4's cell: k = 1..4096, B, and the continuous optimum root, then ``body``."""
     return {
         "best_accumulation_answer": f"{prelude}def best_accumulation(num_devices, micro_batch, "
         "micro_time, allreduce_time, noise_scale):\n"
@@ -366,6 +388,23 @@ MUTANTS = [
         ),
         grades=_BEST,
     ),
+    Mutant(
+        name="fit_scaffold_unclipped",
+        why="the released scaffold, lstsq on the given design, negative intercept not clipped",
+        cells=_fit_scaffold(
+            "    (a, b), *_ = np.linalg.lstsq(design, t, rcond=None)\n"
+            "    return float(a / (a + b / baseline_devices))"
+        ),
+        grades=_FIT,
+    ),
+    Mutant(
+        name="best_scaffold_throughput",
+        why="the released scaffold, then the k with the most examples per second",
+        cells=_best_scaffold(
+            "    return int(k[np.argmax(batch / (k * micro_time + allreduce_time))])"
+        ),
+        grades=_BEST,
+    ),
     # Exercise 5: readings that take a ratio of different work, or throughput for time to target.
     Mutant(
         name="claims_with_d",
@@ -456,6 +495,29 @@ RIGHT_ANSWERS = [
             "    return icpt / (icpt + slope / n0)"
         ),
         grades=_FIT,
+    ),
+    Mutant(
+        name="fit_scaffold_normal_equations",
+        why="the released scaffold, the normal equations of the given design solved",
+        cells=_fit_scaffold(
+            "    a, b = np.linalg.solve(design.T @ design, design.T @ t)\n"
+            "    a = max(float(a), 0.0)\n"
+            "    return a / (a + b / baseline_devices)"
+        ),
+        grades=_FIT,
+    ),
+    Mutant(
+        name="best_scaffold_loop",
+        why="the released scaffold, then a loop keeping the first k with the least time",
+        cells=_best_scaffold(
+            "    best, best_time = 1, float('inf')\n"
+            "    for kk, bb in zip(k, batch):\n"
+            "        tt = (1 + noise_scale / bb) * (kk * micro_time + allreduce_time)\n"
+            "        if tt < best_time:\n"
+            "            best, best_time = int(kk), tt\n"
+            "    return best"
+        ),
+        grades=_BEST,
     ),
     Mutant(
         name="best_neighbours_of_the_root",
