@@ -36,13 +36,11 @@ from course_lib.explorers.straggler import straggler_explorer
 from course_lib.figures.straggler import (
     barrier_waits,
     expected_max_curve,
-    extrapolation_curves,
     slow_step_curves,
 )
 from course_lib.straggler import (
     barrier_times,
     exercise_run,
-    expected_max_monte_carlo,
     expected_max_normal,
     normal_cdf,
     prob_slow_step,
@@ -89,19 +87,17 @@ barrier_waits(job, steps=(0, 1, 2))
 plt.show()
 
 # %% [markdown]
-# Blue is each rank's work, hatched orange its wait; the dashed line, the slowest rank's
-# finish, is where the next step starts. The average rank takes 100.0 ms, the step 104.3 ms:
-# 4.3 ms of every step, on every rank, is waiting. Notice that a different rank is last in
-# each step: nothing is broken, the step follows a maximum, and the maximum of noisy times is
-# larger than their mean.
+# Blue is each rank's work, hatched orange its wait; the next step starts at the dashed line.
+# The average rank takes 100.0 ms, the step 104.3 ms: 4.3 ms of every step, on every rank, is
+# waiting. A different rank is last in each step: nothing is broken, the step follows a
+# maximum, and the maximum of noisy times exceeds their mean.
 
 # %% [markdown]
 # ### Measure it on your machine
 #
-# The next cell starts $N$ processes that do the same numpy work for 15 steps, meeting at a
-# `multiprocessing.Barrier` before each, and records a real completion matrix: each worker's
-# finish minus the step's earliest start (so it includes a late start after the barrier
-# released). It takes about a second and gives up within seconds if a worker is stuck.
+# The next cell starts $N$ processes that do the same numpy work for 10 steps, meeting at a
+# `multiprocessing.Barrier` before each, and records a real completion matrix (each worker's
+# finish minus the step's earliest start). It takes about a second.
 
 # %%
 import os
@@ -111,11 +107,10 @@ from course_lib.straggler import measure_completion
 print(
     f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} CPUs"
 )
-print("workers  finish  barrier (p10-p90)      mean wait   (ms from the step's first start;")
-print("                                                       medians over 15 steps)")
-for workers in (1, 2, 4, 8):
+print("workers  finish  barrier (p10-p90)      mean wait   (ms, medians over 10 steps)")
+for workers in (1, 4, 8):
     try:
-        measured = measure_completion(workers, 15, work_size=100_000, repeats=10)
+        measured = measure_completion(workers, 10, work_size=100_000, repeats=10)
     except TimeoutError as err:  # a stuck or killed worker: report it, keep the lesson going
         print(f"{workers:7d}  no measurement: {err}")
         continue
@@ -129,10 +124,10 @@ for workers in (1, 2, 4, 8):
 
 # %% [markdown]
 # The work is identical, yet the barrier usually sits further from the typical worker at 8
-# workers than at 1 (the middle rows can swap from run to run). Here $N$ processes time-share
-# a few cores, so the scheduler decides who is last. On a cluster each rank owns its
-# accelerator and the spread comes from host interruptions, data loading, throttling and the
-# network; the arithmetic of the maximum is the same.
+# workers than at 1 (the 4- and 8-worker rows can swap from run to run). Here the processes
+# time-share a few cores and the scheduler decides who is last; on a cluster the spread comes
+# from host interruptions, data loading, throttling and the network. The arithmetic of the
+# maximum is the same.
 
 # %% [markdown]
 # ## 2. A rare slow rank makes slow steps common
@@ -153,46 +148,32 @@ slow_step_curves(p_values=(0.001, 0.01), max_ranks=4096)
 plt.show()
 
 # %% [markdown]
-# Each curve is one per-rank rate. A rank slow in 0.1 % of its steps is invisible on one node
-# and slows 64 % of the steps at 1024 ranks; $np$ is a fair approximation only while $np \ll 1$.
+# A rank slow in 0.1 % of its steps is invisible on one node and slows 64 % of the steps at
+# 1024 ranks; $np$ is a fair approximation only while $np \ll 1$.
 
 # %% [markdown]
 # ## 3. The expected maximum grows with n
 #
-# Rank times are continuous. The maximum of $n$ independent times with CDF $F$ is below $x$ only if all of them are, so its CDF is $F(x)^n$ (David and
-# Nagaraja, *Order Statistics*, 2003, §2.1). The mean of any random variable $Y$ is
-# $\int_0^\infty P(Y > y)\,dy - \int_{-\infty}^0 P(Y \le y)\,dy$, so
+# The maximum of $n$ independent times with CDF $F$ is below $x$ only if all of them are, so
+# its CDF is $F(x)^n$ (David and Nagaraja, *Order Statistics*, 2003, §2.1). The mean of any
+# random variable $Y$ is $\int_0^\infty P(Y > y)\,dy - \int_{-\infty}^0 P(Y \le y)\,dy$, so
 #
 # $$E[\max] = \int_0^\infty \bigl(1 - F(x)^n\bigr)\,dx - \int_{-\infty}^0 F(x)^n\,dx,$$
 #
 # where the second term vanishes for non-negative times. For standard normal jitter
-# `expected_max_normal` integrates it; a seeded Monte Carlo estimate checks it.
-
+# `expected_max_normal` integrates it.
 
 # %%
-def normal(r, size):
-    """One rank's time, in standard deviations from its mean."""
-    return r.standard_normal(size)
-
-
-mc = {n: expected_max_monte_carlo(n, normal, num_trials=4000, seed=n) for n in (8, 100, 1024)}
-for n, est in mc.items():
-    print(
-        f"n = {n:4d}: integral {expected_max_normal(n):.4f}, "
-        f"Monte Carlo {est.mean:.4f} ± {2 * est.std_error:.4f}"
-    )
 print(
     f"section 1's job, 8 ranks: 100 ms + 3 ms × 1.4236 = {100 + 3 * expected_max_normal(8):.1f} ms"
 )
-expected_max_curve(max_ranks=4096, monte_carlo=mc)
+expected_max_curve(max_ranks=4096)
 plt.show()
 
 # %% [markdown]
-# 1.4236 standard deviations at $n = 8$, 2.5076 at 100, 3.2482 at 1024: the expected barrier
-# keeps climbing, roughly like $\sqrt{2 \ln n}$. Section 1's job predicts 104.3 ms and shows
-# 104.3 ms; at 1024 ranks the same jitter costs 9.7 ms per step, 10 % of the work. Heavier
-# tails than the normal make the maximum grow faster still: the tail, not the mean, sets the
-# step.
+# The expected barrier keeps climbing, roughly like $\sqrt{2 \ln n}$. Section 1's job predicts
+# 104.3 ms and shows 104.3 ms; at 1024 ranks the same jitter costs 9.7 ms per step, 10 % of the
+# work. Heavier tails make the maximum grow faster still: the tail, not the mean, sets the step.
 
 # %% [markdown]
 # ## 4. Extrapolation assumes independent, identical ranks
@@ -206,12 +187,12 @@ plt.show()
 #
 #   $$P(\text{slow step}) = 1 - (1 - p_h)^{n/g}\,(1 - p_r)^n.$$
 #
-#   A rank is still slow with probability $1 - (1 - p_h)(1 - p_r)$, but its slow steps coincide
-#   with its neighbours', so fewer steps are slow than iid would predict.
+#   A rank is still slow with probability $1 - (1 - p_h)(1 - p_r)$, but together with its
+#   neighbours, so fewer steps are slow than iid predicts.
 # - **Persistent stragglers.** A rank with a bad accelerator or a bigger shard is slow in every
-#   step: it is not identically distributed, and no $1 - (1 - p)^n$ describes it. Under iid each rank is last in a binomial share of the
-#   steps, $S/n \pm \sqrt{S (1/n)(1 - 1/n)}$ of $S$ (25 ± 4.7 of 200 at $n = 8$;
-#   `slowest_counts(job)` below); a rank last in most steps is persistent.
+#   step: it is not identically distributed. Under iid each rank is last in a binomial share of
+#   the $S$ steps, $S/n \pm \sqrt{S (1/n)(1 - 1/n)}$ (25 ± 4.7 of 200 at $n = 8$); a rank last
+#   in most steps is persistent.
 
 # %%
 print("steps each rank was last, section 1's job:", slowest_counts(job))
@@ -220,20 +201,18 @@ print(
     f"4096 ranks: iid {prob_slow_step(1 - (1 - p_host) * (1 - p_rank), 4096):.3f}, "
     f"host-correlated {prob_slow_step_hosts(p_rank, p_host, 4096, 8):.3f}"
 )
-extrapolation_curves(p_rank, p_host, ranks_per_host=8)
-plt.show()
 
 # %% [markdown]
-# The two curves share the per-rank rate, $5 \times 10^{-4}$; iid predicts 87 % slow steps at
-# 4096 ranks, the host model 46 %. Which to believe is a question for the data: if ranks are
-# independent, the correlation of two ranks' times across steps is near 0 whether or not they
-# share a host; `np.corrcoef(completion.T)` gives every pair.
+# Same per-rank rate, $5 \times 10^{-4}$: iid predicts 87 % slow steps at 4096 ranks, the host
+# model 46 %. Which to believe is a question for the data: if ranks are independent, the
+# correlation of two ranks' times across steps is near 0 whether or not they share a host;
+# `np.corrcoef(completion.T)` gives every pair.
 
 # %% [markdown]
 # ## Explore
 #
-# The explorer plots $P(\text{slow step})$ against $n$ for a per-rank rate $p$, a host-wide
-# share of it and a host size, next to iid ranks with the same $p$. Try:
+# The explorer plots section 4's two models, $P(\text{slow step})$ against $n$ for a per-rank
+# rate $p$, a host-wide share of it and a host size. Try:
 # - Set the host-wide share to 0: the curves coincide. Raise it to 1 with 8 ranks per host: the
 #   host curve is the iid curve moved right by a factor of 8 in $n$.
 # - At $p = 10^{-3}$ and $n = 1024$, drag the share from 0 to 1: the slow-step probability falls
@@ -465,21 +444,21 @@ passed("Exercise 3")
 # %% [markdown]
 # ### Exercise 4 — The expected maximum from a CDF on a grid (3 points)
 #
-# Write `expected_max_grid(num_ranks, x, cdf_values)`: $E[\max]$ of `num_ranks` iid times whose
-# CDF $F$ is given at the increasing points `x` (`cdf_values[i]` $= F(x_i)$), by section 3's
-# integral with the trapezoidal rule (`np.trapezoid`). $F$ is 0 below `x[0]` and 1 above `x[-1]`,
-# and `x[0]` may be negative, zero or positive: if it is positive, $1 - F^n = 1$ on
-# $[0, x_0]$ still counts. The points need not be evenly spaced. The hidden tests use normal,
-# exponential and uniform CDFs, $n$ from 1 to 1024, at 0.1 % (the grid's error). The visible
-# check is $n = 2$ on the setup's N(0, 1) grid `GRID_X`, `GRID_F`: $E[\max] = 1/\sqrt{\pi}$.
+# Write `expected_max_grid(num_ranks, x, cdf_values)`: $E[\max]$ of `num_ranks` iid times from
+# their CDF at increasing, not necessarily evenly spaced points `x` (`cdf_values[i]` $= F(x_i)$;
+# $F = 0$ below `x[0]`, 1 above `x[-1]`), by section 3's integral and `np.trapezoid`. `x[0]` may
+# be negative, zero or positive: if positive, $1 - F^n = 1$ on $[0, x_0]$ still counts. Hidden
+# tests: normal, exponential and uniform CDFs, $n$ from 1 to 1024, at 0.1 % (the grid's error).
+# Visible check: $n = 2$ on the N(0, 1) grid `GRID_X`, `GRID_F`, where $E[\max] = 1/\sqrt{\pi}$.
 
 
 # %% nbgrader={"grade": false, "grade_id": "expected_max_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def expected_max_grid(num_ranks, x, cdf_values):
     """E[max of num_ranks iid] from the CDF on a grid, by the trapezoidal rule."""
-    ### BEGIN SOLUTION
     x = np.asarray(x, dtype=float)
-    f_max = np.asarray(cdf_values, dtype=float) ** num_ranks  # the maximum's CDF
+    cdf = np.asarray(cdf_values, dtype=float)  # F at the points x
+    ### BEGIN SOLUTION
+    f_max = cdf**num_ranks  # the maximum's CDF
     # Below x[0], F = 0: 1 − F^n = 1 on [0, x[0]] if x[0] > 0, F^n = 0 on (−∞, x[0]) if x[0] < 0.
     # Either way both integrals together are x[0] + ∫ over the grid of (1 − F^n).
     return float(x[0] + np.trapezoid(1.0 - f_max, x))
@@ -563,19 +542,21 @@ passed("Exercise 4")
 #
 # `RUN_B` (setup cell) is a synthetic (400 steps × 64 ranks) completion matrix from 8 hosts of
 # 8 ranks, ranks $8h$ to $8h + 7$ on host $h$. Before you extrapolate from it, check it with
-# section 4's two tests (correlations, last-rank counts). Set `run_b_violates` to one of
+# section 4's two tests; the cell below gives the correlations and the host pairs. Set
+# `run_b_violates` to one of
 # - `"independence"`: the ranks' times are correlated (ranks of a host are slow together);
 # - `"identical"`: the ranks are not identically distributed (a rank is persistently slow);
 # - `"neither"`: the data are consistent with iid ranks.
 
 # %% nbgrader={"grade": false, "grade_id": "violates_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
+corr = np.corrcoef(RUN_B.T)  # (64, 64): corr[i, j], ranks i and j across the steps
+host = np.arange(64) // 8
+off_diagonal = ~np.eye(64, dtype=bool)
+same_host = np.equal.outer(host, host) & off_diagonal  # pairs of distinct ranks on one host
+other_host = ~np.equal.outer(host, host)  # pairs on different hosts
 ### BEGIN SOLUTION
-corr = np.corrcoef(RUN_B.T)
-same_host = np.equal.outer(np.arange(64) // 8, np.arange(64) // 8) & ~np.eye(64, dtype=bool)
-print(
-    f"correlation, same host {corr[same_host].mean():.2f}, other hosts {corr[~same_host & ~np.eye(64, dtype=bool)].mean():.2f}"
-)
-print("steps each rank was last:", np.bincount(RUN_B.argmax(axis=1), minlength=64).max(), "at most")
+print(f"correlation, same host {corr[same_host].mean():.2f}, other {corr[other_host].mean():.2f}")
+print("most steps any rank was last:", np.bincount(RUN_B.argmax(axis=1), minlength=64).max())
 run_b_violates = "independence"
 ### END SOLUTION
 
@@ -628,15 +609,13 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Takeaways
 #
-# - A synchronous step ends at $\max_r c_{s,r}$; each rank waits $\max - c_{s,r}$, and the mean
-#   wait is the step time the job loses to imbalance.
-# - A rare slowdown becomes a common slow step: $1 - (1 - p)^n$ is 0.634 at $p = 0.01$,
-#   $n = 100$. The expected maximum grows with $n$ (1.4236σ at 8 ranks, 3.2482σ at 1024).
-# - Both extrapolations assume iid ranks. Host-wide slowdowns make slow steps rarer than iid
+# - A synchronous step ends at $\max_r c_{s,r}$; each rank waits $\max - c_{s,r}$.
+# - A rare slowdown becomes a common slow step, $1 - (1 - p)^n$; the expected maximum grows with
+#   $n$ (1.4236σ at 8 ranks, 3.2482σ at 1024).
+# - Both extrapolations assume iid ranks: host-wide slowdowns make slow steps rarer than iid
 #   predicts; a persistent straggler makes every step slow.
-# - The trap: judging ranks by their mean. One long stall gives a rank a high mean; a persistent
-#   straggler is the rank that is last step after step. Check correlation and persistence before
-#   you extrapolate.
+# - The trap: judging ranks by their mean. One long stall raises a mean; a persistent straggler
+#   is last step after step. Check correlation and persistence before you extrapolate.
 
 # %% [markdown]
 # ## Going further (optional, ungraded)
@@ -649,3 +628,5 @@ passed("Exercise 5")
 #   $n = 1024$ against 3.2482); extreme value theory (the Gumbel limit) gives the correction.
 # - Heavy tails change the picture: for a Pareto tail with index $\alpha$ the expected maximum
 #   grows like $n^{1/\alpha}$, a power of $n$, not a logarithm.
+# - `expected_max_monte_carlo(n, sample, num_trials, seed)` in `course_lib.straggler` checks the
+#   integral by simulation, for any rank-time distribution you can sample.
