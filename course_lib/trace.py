@@ -31,13 +31,10 @@ correlation id, never by time proximity.
 
 Decoding. :func:`load_trace` first tries msgspec, which decodes Kineto-shaped events (the fields
 above plus id/bp/s) into fixed-layout structs whose attributes become columns, with no per-event
-dict: each event's ``args`` stays JSON text (an :class:`ArgsArray`, decoded to the dicts when
-read) and only its ARGS_COLUMNS integers are decoded, in one pass over all args. Any other file
-(unknown fields, null or non-numeric ts/dur, absent pids, args that are not objects or whose
-id fields are not 64-bit integers, not JSON) goes to the general path (orjson, or json, to
-dicts). Both paths end in the same checks, so columns, dtypes, values and error messages do not
-depend on which one read the file (benchmarks/bench_trace.py measures the gain;
-tests/test_trace.py checks the agreement).
+dict; any other file (unknown fields, null or non-numeric ts/dur, absent pids, not JSON) goes to
+the general path (orjson, or json, to dicts). Both paths end in the same checks, so columns,
+dtypes and error messages do not depend on which one read the file
+(benchmarks/bench_trace.py measures the gain; tests/test_trace.py checks the agreement).
 """
 
 from __future__ import annotations
@@ -58,14 +55,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.extensions import (
-    ExtensionArray,
-    ExtensionDtype,
-    no_default,
-    register_extension_dtype,
-)
-from pandas.api.extensions import take as _take
-from pandas.api.indexers import check_array_indexer
 
 try:  # orjson is a dependency (3-5x faster than json on large traces); json is the fallback.
     import orjson as _orjson
@@ -85,8 +74,6 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "ARGS_COLUMNS",
-    "ArgsArray",
-    "ArgsDtype",
     "GPU_CATEGORIES",
     "LAUNCH_CATEGORIES",
     "TraceError",
@@ -127,178 +114,6 @@ _EMPTY: dict = {}  # stands in for absent args while extracting args fields (nev
 class TraceError(ValueError):
     """A trace file or event list that cannot be read or written; the message names the file,
     and where it applies the event index and the field."""
-
-
-# --------------------------------------------------------------------------------------------
-# the args column: one JSON text per event, decoded to its dict when read
-
-
-@register_extension_dtype
-class ArgsDtype(ExtensionDtype):
-    """dtype of the ``args`` column of :func:`load_trace` ("trace_args"): the events' args dicts,
-    None where an event has none (values set later are kept as they are, as in an object column)."""
-
-    name = "trace_args"
-    type = dict
-    kind = "O"
-    na_value = None
-
-    @classmethod
-    def construct_array_type(cls) -> type[ArgsArray]:
-        return ArgsArray
-
-    def _get_common_dtype(self, dtypes: list) -> Any:
-        # concatenated with an object column (e.g. new events' args dicts): stays trace_args
-        if all(isinstance(d, ArgsDtype) or d == np.dtype(object) for d in dtypes):
-            return self
-        return None
-
-
-class ArgsArray(ExtensionArray):
-    """The events' ``args``: each item is the event's args dict, or None where it has none.
-
-    Read from a file, the items stay JSON text (one shared buffer and each item's byte span)
-    until something reads them; then they are decoded, all pending ones in one msgspec call, and
-    kept. So a million events cost no million dicts unless the dicts are asked for; indexing,
-    iteration, ``tolist()``, ``to_numpy()`` and ``==`` all give the dicts. The general path
-    (and any sequence of dicts) stores the dicts themselves.
-    """
-
-    def __init__(
-        self,
-        items: np.ndarray,
-        buf: bytes = b"",
-        starts: np.ndarray | None = None,
-        ends: np.ndarray | None = None,
-    ) -> None:
-        self._items = items  # object: the dict, or None (no args, or still encoded)
-        self._buf = buf  # JSON text of the still-encoded items
-        n = len(items)
-        self._starts = np.full(n, -1, dtype=np.int64) if starts is None else starts  # -1: none
-        self._ends = np.full(n, -1, dtype=np.int64) if ends is None else ends
-
-    # construction
-    @classmethod
-    def _from_sequence(cls, scalars: Any, *, dtype: Any = None, copy: bool = False) -> ArgsArray:
-        if isinstance(scalars, ArgsArray):
-            return scalars.copy() if copy else scalars
-        if isinstance(scalars, (pd.Series, pd.Index)):
-            scalars = scalars.to_numpy(dtype=object)
-        # kept as they are, like an object column (lists stay items: no broadcasting)
-        return cls(np.fromiter(scalars, dtype=object, count=len(scalars)))
-
-    @classmethod
-    def _from_factorized(cls, values: np.ndarray, original: ArgsArray) -> ArgsArray:
-        return cls._from_sequence(values)
-
-    @classmethod
-    def _concat_same_type(cls, to_concat: Sequence[ArgsArray]) -> ArgsArray:
-        starts, ends, offset = [], [], 0
-        for a in to_concat:
-            encoded = a._starts >= 0
-            starts.append(np.where(encoded, a._starts + offset, -1))
-            ends.append(np.where(encoded, a._ends + offset, -1))
-            offset += len(a._buf)
-        return cls(
-            np.concatenate([a._items for a in to_concat]) if to_concat else np.empty(0, object),
-            b"".join(a._buf for a in to_concat),
-            np.concatenate(starts) if starts else None,
-            np.concatenate(ends) if ends else None,
-        )
-
-    # decoding
-    def _decode(self) -> None:
-        """Decode the still-encoded items (one msgspec call) and keep the dicts."""
-        idx = np.flatnonzero(self._starts >= 0)
-        if not idx.size:
-            return
-        view = memoryview(self._buf)
-        pieces = [
-            view[s:e]
-            for s, e in zip(self._starts[idx].tolist(), self._ends[idx].tolist(), strict=True)
-        ]
-        dicts = _decode_any(b"[" + b",".join(pieces) + b"]")
-        self._items[idx] = np.fromiter(dicts, dtype=object, count=len(dicts))
-        self._starts[idx] = -1
-        self._ends[idx] = -1
-
-    # the ExtensionArray interface
-    @property
-    def dtype(self) -> ArgsDtype:
-        return ArgsDtype()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, key: Any) -> Any:
-        if pd.api.types.is_integer(key):
-            i = int(key)
-            if self._starts[i] >= 0:
-                self._items[i] = _decode_any(memoryview(self._buf)[self._starts[i] : self._ends[i]])
-                self._starts[i] = self._ends[i] = -1
-            return self._items[i]
-        if isinstance(key, tuple) and len(key) == 1:
-            key = key[0]
-        if not isinstance(key, slice):
-            key = check_array_indexer(self, key)
-        return ArgsArray(self._items[key], self._buf, self._starts[key], self._ends[key])
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if not pd.api.types.is_integer(key) and not isinstance(key, slice):
-            key = check_array_indexer(self, key)
-        if pd.api.types.is_scalar(value) or isinstance(value, dict):
-            self._items[key] = None if value is pd.NA else value
-        else:
-            self._items[key] = ArgsArray._from_sequence(value).to_numpy()
-        self._starts[key] = self._ends[key] = -1
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.to_numpy().tolist())
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        self._decode()
-        return self._items.copy()
-
-    def to_numpy(
-        self, dtype: Any = None, copy: bool = False, na_value: Any = no_default
-    ) -> np.ndarray:
-        out = np.asarray(self)  # a fresh array
-        if na_value is not no_default and na_value is not None:
-            out[self.isna()] = na_value
-        return out if dtype in (None, object) else out.astype(dtype)
-
-    def __eq__(self, other: Any) -> np.ndarray:  # type: ignore[override]
-        left = self.to_numpy()
-        if isinstance(other, (pd.Series, pd.Index, pd.DataFrame)):
-            return NotImplemented
-        if isinstance(other, (ArgsArray, np.ndarray, list)):
-            right = other.to_numpy() if isinstance(other, ArgsArray) else list(other)
-            if len(right) != len(left):
-                raise ValueError("Lengths must match to compare")
-            return np.array([a == b for a, b in zip(left, right, strict=True)], dtype=bool)
-        return np.array([a == other for a in left], dtype=bool)
-
-    @property
-    def nbytes(self) -> int:
-        return self._items.nbytes + len(self._buf) + self._starts.nbytes + self._ends.nbytes
-
-    def isna(self) -> np.ndarray:
-        return pd.isna(self._items) & (self._starts < 0)
-
-    def take(self, indices: Any, *, allow_fill: bool = False, fill_value: Any = None) -> ArgsArray:
-        kw = dict(allow_fill=allow_fill)
-        out = ArgsArray(
-            _take(self._items, indices, fill_value=None, **kw),
-            self._buf,
-            _take(self._starts, indices, fill_value=-1, **kw),
-            _take(self._ends, indices, fill_value=-1, **kw),
-        )
-        if allow_fill and fill_value is not None:
-            out[np.asarray(indices) == -1] = fill_value
-        return out
-
-    def copy(self) -> ArgsArray:
-        return ArgsArray(self._items.copy(), self._buf, self._starts.copy(), self._ends.copy())
 
 
 # --------------------------------------------------------------------------------------------
@@ -490,38 +305,6 @@ def _frame_from_columns(
             raise TraceError(f"{source}: event {i} (ph 'X'): missing field 'dur'")
 
     args = raw["args"]
-    if isinstance(args, ArgsArray):  # fast path: args still JSON, their int fields decoded
-        args_ints = raw["args_ints"]
-    else:
-        args, args_ints = _args_from_dicts(args, n, source, none_only)
-
-    cols: dict[str, Any] = {
-        "name": pd.array(raw["name"], dtype="str"),
-        "cat": pd.array(raw["cat"], dtype="str"),
-        "ph": pd.array(ph, dtype="str"),
-        "ts": ts * time_scale if time_scale != 1.0 else ts,
-        "dur": dur * time_scale if time_scale != 1.0 else dur,
-        "pid": _id_column(raw["pid"]),
-        "tid": _id_column(raw["tid"]),
-    }
-    cols.update(args_ints)
-    cols["args"] = args if isinstance(args, ArgsArray) else ArgsArray(args)
-    for key in extra_keys:
-        col = raw[key]
-        if not none_only:
-            col = col.copy()
-            col[_is_missing_array(col)] = None
-        column = f"{key}{TOP_LEVEL_SUFFIX}" if key in cols else key  # e.g. a top-level "device"
-        cols[column] = pd.Series(col, dtype=object, copy=False)
-    return pd.DataFrame(cols, copy=False)
-
-
-def _args_from_dicts(
-    args: np.ndarray, n: int, source: str, none_only: bool
-) -> tuple[np.ndarray, dict[str, pd.arrays.IntegerArray]]:
-    """General path: check an object column of args (dict, or None/NaN where absent) and take
-    its ARGS_COLUMNS fields as nullable Int64 (converted over the events that have args and
-    scattered back, <NA> elsewhere). Returns (args with None for absent, {column: Int64})."""
     args_missing = _is_missing_array(args)
     if not none_only:
         args = args.copy()
@@ -533,6 +316,7 @@ def _args_from_dicts(
         raise TraceError(
             f"{source}: event {i}: field 'args' must be an object, got {args[i]!r:.80}"
         )
+    # args fields, converted over the events that have args and scattered back (<NA> elsewhere)
     from_present = _columns(present, list(ARGS_COLUMNS.values())) if present else {}
     args_ints: dict[str, pd.arrays.IntegerArray] = {}
     for column, key in ARGS_COLUMNS.items():
@@ -546,7 +330,26 @@ def _args_from_dicts(
                 _int_values(full, f"args.{key}", source)
                 raise
         args_ints[column] = pd.arrays.IntegerArray(vals, mask)
-    return args, args_ints
+
+    cols: dict[str, Any] = {
+        "name": pd.array(raw["name"], dtype="str"),
+        "cat": pd.array(raw["cat"], dtype="str"),
+        "ph": pd.array(ph, dtype="str"),
+        "ts": ts * time_scale if time_scale != 1.0 else ts,
+        "dur": dur * time_scale if time_scale != 1.0 else dur,
+        "pid": _id_column(raw["pid"]),
+        "tid": _id_column(raw["tid"]),
+    }
+    cols.update(args_ints)
+    cols["args"] = args
+    for key in extra_keys:
+        col = raw[key]
+        if not none_only:
+            col = col.copy()
+            col[_is_missing_array(col)] = None
+        column = f"{key}{TOP_LEVEL_SUFFIX}" if key in cols else key  # e.g. a top-level "device"
+        cols[column] = pd.Series(col, dtype=object, copy=False)
+    return pd.DataFrame(cols, copy=False)
 
 
 def _events_and_metadata(doc: Any, source: str) -> tuple[list, dict]:
@@ -584,7 +387,7 @@ if _msgspec is not None:
                 ("dur", float, math.nan),
                 ("pid", id_type, id_default),
                 ("tid", id_type, id_default),
-                ("args", _msgspec.Raw, None),  # JSON text, decoded when read (ArgsArray)
+                ("args", Any, None),
                 *((k, Any, _msgspec.UNSET) for k in _FORMAT_FIELDS),  # UNSET: absent
             ],
             forbid_unknown_fields=True,
@@ -597,50 +400,6 @@ if _msgspec is not None:
     _decode_any_ids = _msgspec.json.Decoder(list[_event_struct("_EventAnyIds", Any, None)]).decode
     _decode_top = _msgspec.json.Decoder(dict[str, _msgspec.Raw]).decode  # values stay unparsed
     _decode_any = _msgspec.json.Decoder().decode
-    # the ARGS_COLUMNS fields of every args object at once (other keys skipped); a value that is
-    # not an integer, or null, fails validation and the file takes the general path
-    _decode_args_ints = _msgspec.json.Decoder(
-        list[
-            _msgspec.defstruct(
-                "_ArgsInts",
-                [(column, int, _NO_ID) for column in ARGS_COLUMNS],
-                rename=ARGS_COLUMNS,
-                gc=False,
-            )
-        ]
-    ).decode
-
-
-def _fast_args(col: np.ndarray) -> tuple[ArgsArray, dict[str, pd.arrays.IntegerArray]] | None:
-    """The args column (msgspec.Raw or None per event) as an ArgsArray over one buffer of their
-    JSON text, and its ARGS_COLUMNS fields as nullable Int64; None (general path) if an args is
-    not an object or a field is not a 64-bit integer."""
-    n = len(col)
-    has = ~_is_missing_array(col)
-    present = col[has].tolist()
-    joined = b"[" + b",".join(present) + b"]"
-    lengths = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
-    del present
-    starts = np.cumsum(lengths + 1) - lengths  # "[" then each item and its ","
-    if (np.frombuffer(joined, dtype=np.uint8)[starts] != ord("{")).any():
-        return None  # null, an array, a string, ...: the general path decides
-    if str(_NO_ID).encode() in joined:  # the sentinel of "absent" taken for a real value
-        return None
-    try:
-        structs = _decode_args_ints(joined)
-        ints = {}
-        for column in ARGS_COLUMNS:
-            got = np.fromiter(map(attrgetter(column), structs), np.int64, count=len(structs))
-            vals, mask = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
-            vals[has], mask[has] = got, got == _NO_ID
-            vals[mask] = 0
-            ints[column] = pd.arrays.IntegerArray(vals, mask)
-    except (_msgspec.ValidationError, OverflowError):
-        return None
-    del structs
-    full_starts, full_ends = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-    full_starts[has], full_ends[has] = starts, starts + lengths
-    return ArgsArray(np.full(n, None, dtype=object), joined, full_starts, full_ends), ints
 
 
 def _fast_columns(raw: bytes) -> tuple[dict[str, np.ndarray], list[str], dict] | None:
@@ -687,12 +446,8 @@ def _fast_columns(raw: bytes) -> tuple[dict[str, np.ndarray], list[str], dict] |
             cols[key] = ids
         else:
             cols[key] = np.fromiter(map(attrgetter(key), events), dtype=object, count=n)
-    for key in ("name", "cat", "ph"):
+    for key in ("name", "cat", "ph", "args"):
         cols[key] = np.fromiter(map(attrgetter(key), events), dtype=object, count=n)
-    args = _fast_args(np.fromiter(map(attrgetter("args"), events), dtype=object, count=n))
-    if args is None:
-        return None
-    cols["args"], cols["args_ints"] = args
     # A field that no event has is not a column; one that only some events have is None in the
     # others (absent and null alike, as in the general path).
     extra_keys = []
@@ -712,9 +467,8 @@ def load_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Columns: name, cat, ph, ts, dur (seconds; NaN where absent), pid, tid (int64, or object when
     the trace mixes in strings such as "Spans"), correlation, external_id, stream, device
-    (nullable Int64 from args "correlation", "External id", "stream", "device"), args (dtype
-    "trace_args", an :class:`ArgsArray`: each item is the event's args dict, or None; decoded
-    from the file's text when first read) and one object column per other top-level field (e.g. "id", "bp", "s").
+    (nullable Int64 from args "correlation", "External id", "stream", "device"), args (the event's
+    args dict, or None) and one object column per other top-level field (e.g. "id", "bp", "s").
     Unknown categories and fields are kept. ``df.attrs``: "source" (path), "metadata" (top-level
     keys other than traceEvents), "base_time_ns" (Kineto's baseTimeNanoseconds or None),
     "base_time_s". Raises TraceError naming the file (and event index and field) on a missing
