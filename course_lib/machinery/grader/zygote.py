@@ -82,7 +82,9 @@ def _set_dumpable(value: int) -> None:
 class Zygote:
     """The zygote's loop: requests from the grader, lines from the probe, children ending."""
 
-    def __init__(self, rfd: int, wfd: int, kernel_pid: int, scratch: str = "", mpl: str = "") -> None:
+    def __init__(
+        self, rfd: int, wfd: int, kernel_pid: int, scratch: str = "", mpl: str = ""
+    ) -> None:
         self.rfd, self.wfd = rfd, wfd
         self.scratch, self.mpl = scratch, mpl  # the sandbox's /tmp; the matplotlib cache to restore
         self.kernel_pid = kernel_pid
