@@ -124,10 +124,9 @@ for workers in (1, 4, 8):
 
 # %% [markdown]
 # The work is identical, yet the barrier usually sits further from the typical worker at 8
-# workers than at 1 (the 4- and 8-worker rows can swap from run to run). Here the processes
-# time-share a few cores and the scheduler decides who is last; on a cluster the spread comes
-# from host interruptions, data loading, throttling and the network. The arithmetic of the
-# maximum is the same.
+# workers than at 1 (the 4- and 8-worker rows can swap between runs): the processes share a few
+# cores and the scheduler decides who is last. On a cluster, host interruptions, data loading,
+# throttling and the network do; the arithmetic of the maximum is the same.
 
 # %% [markdown]
 # ## 2. A rare slow rank makes slow steps common
@@ -203,10 +202,9 @@ print(
 )
 
 # %% [markdown]
-# Same per-rank rate, $5 \times 10^{-4}$: iid predicts 87 % slow steps at 4096 ranks, the host
-# model 46 %. Which to believe is a question for the data: if ranks are independent, the
-# correlation of two ranks' times across steps is near 0 whether or not they share a host;
-# `np.corrcoef(completion.T)` gives every pair.
+# Both models give each rank the rate $5 \times 10^{-4}$. Which to believe is a question for
+# the data: under independence, two ranks' times are uncorrelated across steps whether or not
+# they share a host (`np.corrcoef(completion.T)` gives every pair).
 
 # %% [markdown]
 # ## Explore
@@ -590,8 +588,8 @@ passed("Exercise 5")
 # A 512-rank job's step time grew from 410 ms to 450 ms last week, and the profiler shows rank
 # 77 arriving last in the steps you looked at. Describe an experiment, with the data you would
 # collect and the result that would decide, that tells a persistent straggler (a property of
-# rank 77's hardware or its shard) from transient ones (jitter that any rank can have). Three or
-# four sentences.
+# rank 77's hardware or its shard) from transient ones (jitter that any rank can have). Two or
+# three sentences.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_persistent_transient", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). Record every rank's compute time
