@@ -6,9 +6,9 @@ the same configuration (a step time, a benchmark's time); ``before`` is the cont
 the change under test.
 
 Sources: the percentile bootstrap is Efron & Tibshirani (1993), *An Introduction to the
-Bootstrap*, §13.3 (the two-sample case resamples each sample independently, §8.3); the runs
-needed to detect a change is the two-sample normal sample-size formula (e.g. Chow, Shao & Wang,
-*Sample Size Calculations in Clinical Research*, 2nd ed. 2008, §3.2.1); bisection is binary search
+Bootstrap*, §13.3 (for two samples, each is resampled independently); the runs needed to
+detect a change is the two-sample normal sample-size formula (Chow, Shao & Wang, *Sample Size
+Calculations in Clinical Research*, 2nd ed. 2008, §3.2.1, p. 58); bisection is binary search
 over an ordered list of commits, as ``git bisect`` does (it reports "roughly k steps" left);
 the trace diff follows Holistic Trace Analysis's ``TraceDiff.compare_traces`` and ``ops_diff``
 (hta/trace_diff.py).
@@ -107,8 +107,8 @@ def bootstrap_diff_ci(
     """Percentile bootstrap interval of mean(after) − mean(before) (cost10).
 
     Each resample draws len(before) values from ``before`` and len(after) from ``after``, with
-    replacement and independently (Efron & Tibshirani 1993, §8.3); the interval is the
-    (1 − c)/2 and (1 + c)/2 quantiles of the resampled differences (§13.3), c = ``confidence``.
+    replacement and independently; the interval is the (1 − c)/2 and (1 + c)/2 quantiles of the
+    resampled differences (Efron & Tibshirani 1993, §13.3), c = ``confidence``.
     Vectorized: one (num_resamples × n) index draw per sample.
     """
     b = _sample("before", before, min_size=2)
@@ -158,7 +158,7 @@ def compare(
     """Compare run times before and after a change: means, bootstrap CI, Cohen's d, verdict (cost10).
 
     Cohen's d = (mean_a − mean_b) / s_pooled, s_pooled² = ((n_b − 1)s_b² + (n_a − 1)s_a²) /
-    (n_b + n_a − 2) (Cohen 1988, §2.2). Lower times are better: an interval wholly above 0 is a
+    (n_b + n_a − 2) (Cohen 1988, ch. 2). Lower times are better: an interval wholly above 0 is a
     regression.
     """
     b = _sample("before", before, min_size=2)
@@ -195,7 +195,7 @@ def runs_to_detect(
     Two independent samples of n runs, each run's time normal with coefficient of variation
     ``cv`` (standard deviation over mean), a two-sided test at level ``alpha`` that detects a true
     relative change ``relative_change`` (δ) with probability ``power`` (Chow, Shao & Wang 2008,
-    §3.2.1, two-sample parallel design, σ and δ both as fractions of the mean).
+    §3.2.1, p. 58, two-sample parallel design, σ and δ both as fractions of the mean).
     """
     delta = abs(float(relative_change))
     if not delta > 0 or not math.isfinite(delta):

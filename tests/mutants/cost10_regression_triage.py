@@ -322,4 +322,10 @@ RIGHT_ANSWERS = [
         ),
         grades=("runs_tests",),
     ),
+    Mutant(
+        name="runs_with_table_z",
+        why="z read off a table to two decimals (1.96, 0.84): no case sits near a whole number",
+        cells=_runs("    return math.ceil(2 * (1.96 + 0.84) ** 2 * (s / abs(d)) ** 2)"),
+        grades=("runs_tests",),
+    ),
 ]
