@@ -41,7 +41,8 @@ rng = np.random.default_rng(7)  # the course's convention; synthetic sweeps take
 MiB = 2**20
 
 # Exercise 3: the fp32 gradients of a 350M-parameter model in DDP's buckets after its first
-# iteration (a 1 MiB first bucket, then 25 MiB caps), all-reduced by a ring of 16 ranks across two nodes.
+# iteration (a 1 MiB first bucket, then buckets of 25 MiB: real ones overshoot the cap by up to one
+# tensor, as DDP closes a bucket once it reaches the cap), all-reduced by a ring of 16 ranks.
 GRAD_BYTES = 4 * 350_000_000
 _full = (GRAD_BYTES - MiB) // (25 * MiB)
 BUCKET_BYTES = np.array([MiB] + [25 * MiB] * _full + [GRAD_BYTES - MiB - 25 * MiB * _full])
@@ -136,7 +137,7 @@ plt.show()
 # A real measurement on your machine: a ping-pong between two processes over a Unix socket pair,
 # 8 B to 2 MiB (one-way time = half a round trip), without and then with one busy process per
 # available core; then a ring all-reduce of 1 MiB of float64 among three processes, numpy adding.
-# It takes a second or two.
+# It takes a second or two (about half a minute on macOS/Windows, where processes start slowly).
 
 # %%
 small, large = [8 * 4**k for k in range(8)], [512 * 2**10, 2 * MiB]
@@ -177,16 +178,11 @@ plt.show()
 
 # %% [markdown]
 # Error bars span the 10th to 90th percentile. The sweep is flat up to a few KiB, then turns into
-# the bandwidth slope, as the model says. Whether competitors slow a size, the last column says:
-# large messages and the ring often slow, as a process that must be woken waits for a core, but
-# one run can go either way. "Without competitors" is not uncontended: the benchmark's own
-# processes and threads, and whatever else runs here, share the cores.
-#
-# The ring takes several times what the fitted α and β predict. Candidate causes, none isolated
-# here: every rank sends, receives and adds at once on shared cores, where the ping-pong sent one
-# message at a time; the benchmark's overheads (a sender thread per chunk above 32 KiB, four per
-# all-reduce here, and numpy's copies); the additions, the $\gamma$ the prediction omits. Telling
-# them apart takes one controlled run per cause, the subject of the next section.
+# the bandwidth slope, as the model says; whether competitors slow a size, one run can go either
+# way. The ring takes roughly ten times or more what the fitted α and β predict (last column):
+# every rank sends, receives and adds at once on shared cores, the benchmark adds threads and
+# copies, the prediction omits $\gamma$. One controlled run per cause would tell them apart
+# (section 4).
 
 # %% [markdown]
 # ## 4. An isolated benchmark is not the in-step cost
@@ -196,7 +192,7 @@ plt.show()
 #
 # - **contention**: the all-reduce kernel shares SMs and memory bandwidth with the backward
 #   pass's kernels (cost03's slowdown of overlapped work);
-# - **message sizes**: DDP all-reduces buckets (25 MiB by default; after the first iteration,
+# - **message sizes**: DDP all-reduces buckets (about 25 MiB by default; after the first iteration,
 #   which uses one bucket, the first is 1 MiB), not the sweep's sizes, and many buckets pay
 #   $\alpha$ many times;
 # - **scheduling and waiting**: a collective's kernel starts when its rank launches it and ends
@@ -222,8 +218,6 @@ for name, value in RUNS_MS.items():
 # right, the ring's busbw as a fraction of the link. Try:
 # - 16 ranks, 1 MiB: the ring is faster. Move to 1024 ranks: the ring pays $2 \cdot 1023$
 #   latencies, the tree 20, and the crossover jumps past 10 MiB.
-# - Set $\alpha$ to 50 µs (a slow network stack): the busbw curve shifts right; a 1 MiB ring
-#   all-reduce now uses a few per cent of the link.
 
 # %%
 collectives_explorer()
@@ -239,10 +233,11 @@ collectives_explorer()
 # ### Exercise 1 — Bus bandwidth from an nccl-tests measurement (2 points)
 #
 # Write `bus_bandwidth_gbs(collective, num_ranks, count, dtype_bytes, time)` returning the bus
-# bandwidth in GB/s ($10^9$ bytes per second), as nccl-tests prints it. `collective` is one of
-# `"all_reduce"`, `"all_gather"`, `"reduce_scatter"`, `"broadcast"`, `"reduce"`; `count` is the
-# element count the NCCL call takes: the buffer for all-reduce, broadcast and reduce, the
-# per-rank `sendcount` of all-gather and `recvcount` of reduce-scatter. `time` is in seconds.
+# bandwidth in GB/s ($10^9$ bytes per second), as nccl-tests computes it (two decimals, as it
+# prints, are fine). `collective` is one of `"all_reduce"`, `"all_gather"`, `"reduce_scatter"`,
+# `"broadcast"`, `"reduce"`; `count` is the element count the NCCL call takes: the buffer for
+# all-reduce, broadcast and reduce, the per-rank `sendcount` of all-gather and `recvcount` of
+# reduce-scatter. `time` is in seconds.
 
 
 # %% nbgrader={"grade": false, "grade_id": "busbw_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -264,13 +259,22 @@ def bus_bandwidth_gbs(
 
 # %% nbgrader={"grade": true, "grade_id": "busbw_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 1: bus_bandwidth_gbs(...) in GB/s, for five collectives."""
-_no_delegation = [(collectives, name) for name in ("bus_bandwidth", "busbw_factor")]
+_no_delegation = [
+    (collectives, name)
+    for name in (
+        "bus_bandwidth",
+        "busbw_factor",
+        "ring_all_reduce_time",
+        "simulate_ring_all_reduce",
+    )
+]
 with forbid(*_no_delegation, exercise="Exercise 1"):
     _got = bus_bandwidth_gbs("all_reduce", 8, 2**28, 4, 10e-3)  # 1 GiB of fp32 in 10 ms
 check_float(
     "bus_bandwidth_gbs('all_reduce', 8, 2**28, 4, 10e-3)",
     _got,
     2**30 / 10e-3 * 1.75 / 1e9,
+    rtol=5e-3,  # two decimals, as nccl-tests prints, pass; every known wrong one is >= 3% off
     unit="GB/s",
     known_wrong={
         2**30 / 10e-3 / 1e9: "the algorithm bandwidth, S/t, without the factor",
@@ -296,6 +300,7 @@ for _c, _n, _count, _dt, _t in _cases:
         f"bus_bandwidth_gbs({_c!r}, {_n}, {_count}, {_dt}, {_t})",
         _got,
         _total / _t * _f / 1e9,
+        rtol=5e-3,
         unit="GB/s",
         known_wrong={
             _total / _t / 1e9: "the algorithm bandwidth, without the factor",
@@ -514,7 +519,7 @@ check_float(
     "contention_share",
     contention_share,
     (_r["isolated_with_matmuls"] - _r["isolated"]) / (_r["in_step"] - _r["isolated"]),
-    rtol=1e-3,
+    rtol=2e-3,  # 3 significant digits, rounded or truncated
     known_wrong={
         _r["isolated_with_matmuls"] / _r["in_step"]: "a ratio of times, not a share of the gap",
         (_r["in_step"] - _r["isolated_with_matmuls"]) / (_r["in_step"] - _r["isolated"]): "the "
@@ -534,7 +539,8 @@ passed("Exercise 4")
 # Write `crossover_bytes(num_ranks, alpha, beta)` returning the message size $S^*$ in bytes
 # (a float) at which section 2's ring and binomial-tree models take equal time, without $\gamma$,
 # for `num_ranks` $\geq 4$, to 6 significant digits or the nearest byte. Derive it from the two
-# formulas; a numerical root search is fine. The hidden tests include rank counts that are not powers of two.
+# formulas, written yourself; a numerical root search on them is fine. The hidden tests include
+# rank counts that are not powers of two.
 
 
 # %% nbgrader={"grade": false, "grade_id": "crossover_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -549,7 +555,16 @@ def crossover_bytes(num_ranks: int, alpha: float, beta: float) -> float:
 
 # %% nbgrader={"grade": true, "grade_id": "crossover_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 5: crossover_bytes(num_ranks, alpha, beta), the size in bytes where ring = tree."""
-with forbid((collectives, "ring_tree_crossover"), exercise="Exercise 5"):
+_no_delegation = [
+    (collectives, name)
+    for name in (
+        "ring_tree_crossover",
+        "ring_all_reduce_time",
+        "tree_all_reduce_time",
+        "simulate_ring_all_reduce",
+    )
+]
+with forbid(*_no_delegation, exercise="Exercise 5"):
     _got = crossover_bytes(16, 5e-6, 1 / 25e9)
 check_range("crossover_bytes(16, 5 µs, 1/(25 GB/s))", _got, 64 * 2**10, 4 * MiB, what="bytes")
 ### BEGIN HIDDEN TESTS
@@ -562,7 +577,7 @@ for _n, _a, _b in [
     (100, 3e-6, 1 / 100e9),
     (1000, 20e-6, 1 / 25e9),
 ]:
-    with forbid((collectives, "ring_tree_crossover"), exercise="Exercise 5 (hidden cases)"):
+    with forbid(*_no_delegation, exercise="Exercise 5 (hidden cases)"):
         _got = crossover_bytes(_n, _a, _b)
     _L, _f, _lg = (_n - 1).bit_length(), (_n - 1) / _n, _math.log2(_n)
     check_float(
@@ -589,20 +604,21 @@ passed("Exercise 5")
 # same ranks says 2.79 ms. A colleague concludes that "the network is slow in training". Design
 # the controlled experiment that separates the transport (the links moving bytes) from the
 # collective's kernel cost on the device (its SMs, memory traffic and reduction arithmetic) and
-# from scheduling. List three runs, the one factor each changes, and the result that would
-# implicate the transport. Answer in three to five sentences.
+# from scheduling. Taking that nccl-tests run as the baseline, list two further runs, the one
+# factor each changes, and the result that would implicate the transport. Answer in three to five
+# sentences.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_controlled_experiment", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# **Model answer** (the student release replaces this cell). Start from nccl-tests at exactly the
-# in-step sizes (1 MiB and 25 MiB buckets) so message size is not a difference. Run it again while
-# a copy of the step's matmuls runs on another stream of the same GPUs: if the time rises towards
-# 5.31 ms with the same bytes on the wire, the cost is the kernel competing for SMs and memory
-# bandwidth, not the transport (NCCL_MAX_NCHANNELS, fewer channels and so fewer SMs, is a further
-# knob). In training, put a barrier before the bucket's all-reduce, or measure from the last
-# rank's launch: what disappears was waiting for slower ranks, scheduling, not transport. Only if
-# the time rises with traffic and not with compute, e.g. a point-to-point `sendrecv_perf` between
-# the same nodes, run while the job trains, falls below its idle figure, is the transport to
-# blame.
+# **Model answer** (the student release replaces this cell). The baseline is nccl-tests at
+# exactly the in-step size (25 MiB, the same 16 ranks), so message size is not a difference. Run 1
+# repeats it while a copy of the step's matmuls runs on another stream of the same GPUs: if the
+# time rises towards 5.31 ms with the same bytes on the wire, the cost is the kernel competing for
+# SMs and memory bandwidth, not the transport. Run 2, in training, puts a barrier before the
+# bucket's all-reduce: what disappears was waiting for slower ranks, scheduling, not transport.
+# The transport is implicated if, with matmul contention and rank arrival removed (matched sizes,
+# barrier, no concurrent compute), the bucket still takes longer than nccl-tests — or if
+# `sendrecv_perf` between the same nodes, with this job idle, falls below its idle figure while
+# other jobs load the fabric (or NIC/switch counters show congestion).
 #
 # Rubric: 1 point for changing one factor at a time from a matched isolated baseline (same sizes,
 # same ranks); 1 point for runs that separate compute contention and rank arrival from transport,

@@ -163,6 +163,28 @@ MUTANTS = [
         grades=BUSBW,
     ),
     Mutant(
+        name="busbw_factor_from_ring_model",
+        why="the factor read off ring_all_reduce_time(1, n, 0, 1) = 2(n-1)/n (delegated)",
+        cells=_busbw(
+            _TOTAL
+            + "    ar = ring_all_reduce_time(1.0, n, 0.0, 1.0)\n"
+            + "    factor = {'all_reduce': ar, 'broadcast': 1.0, 'reduce': 1.0}.get(collective, ar / 2)\n"
+            + "    return total / time * factor / 1e9\n"
+        ),
+        grades=BUSBW,
+    ),
+    Mutant(
+        name="busbw_factor_from_simulated_ring",
+        why="the factor as the simulated ring's bytes sent per rank over the buffer (delegated)",
+        cells=_busbw(
+            _TOTAL
+            + "    ar = collectives.simulate_ring_all_reduce(np.zeros((n, n)))[2][0] / (n * 8)\n"
+            + "    factor = {'all_reduce': ar, 'broadcast': 1.0, 'reduce': 1.0}.get(collective, ar / 2)\n"
+            + "    return total / time * factor / 1e9\n"
+        ),
+        grades=BUSBW,
+    ),
+    Mutant(
         name="busbw_evals_factor_table",
         why="evaluates a formula-string table of factors from course_lib.collectives (removed)",
         cells=_busbw(
@@ -425,6 +447,23 @@ MUTANTS = [
         cells=_cross("    return collectives.ring_tree_crossover(n, alpha, beta)\n"),
         grades=CROSS,
     ),
+    Mutant(
+        name="crossover_bisects_library_models",
+        why="bisection on the library's ring_all_reduce_time - tree_all_reduce_time (delegated: "
+        "the tree model does the ceil(log2 n) the exercise tests)",
+        cells=_cross(
+            "    lo, hi = 1.0, 1e15\n"
+            "    for _ in range(200):\n"
+            "        mid = (lo * hi) ** 0.5\n"
+            "        if ring_all_reduce_time(mid, n, alpha, beta) > "
+            "collectives.tree_all_reduce_time(mid, n, alpha, beta):\n"
+            "            lo = mid\n"
+            "        else:\n"
+            "            hi = mid\n"
+            "    return (lo * hi) ** 0.5\n"
+        ),
+        grades=CROSS,
+    ),
 ]
 
 RIGHT_ANSWERS = [
@@ -451,6 +490,12 @@ RIGHT_ANSWERS = [
         cells=_busbw(
             _TOTAL + _RIGHT_FACTOR + "    return algorithm_bandwidth(total, time) * factor / 1e9\n"
         ),
+        grades=BUSBW,
+    ),
+    Mutant(
+        name="busbw_rounded_like_nccl_tests",
+        why="the busbw rounded to two decimals, as nccl-tests prints it",
+        cells=_busbw(_TOTAL + _RIGHT_FACTOR + "    return round(total / time * factor / 1e9, 2)\n"),
         grades=BUSBW,
     ),
     Mutant(
@@ -513,6 +558,12 @@ RIGHT_ANSWERS = [
         name="share_rounded_to_3_digits",
         why="the share to the 3 significant digits asked",
         cells={"contention_answer": "contention_share = 0.520\n"},
+        grades=SHARE,
+    ),
+    Mutant(
+        name="share_truncated_3_digits",
+        why="the share truncated to 3 significant digits, 0.519 (0.51984...)",
+        cells={"contention_answer": "contention_share = 0.519\n"},
         grades=SHARE,
     ),
     Mutant(
