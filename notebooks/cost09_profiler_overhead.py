@@ -68,9 +68,7 @@ PER_EVENT = 2 * us  # an assumed tracer cost per event, for illustration; sectio
 # alike, and compare medians. `measure_overhead` does this for three observers of Python:
 # `sys.setprofile` with a do-nothing Python callback (what a pure-Python tracer costs at least),
 # `cProfile`, and `tracemalloc`, which records every memory allocation with its stack (here one
-# frame). Before Python 3.12 (this course's 3.11) `cProfile` uses the same hook as
-# `sys.setprofile` with a C callback (CPython, Modules/_lsprof.c: `PyEval_SetProfile`); since
-# 3.12 it is built on `sys.monitoring` (PEP 669; CPython issue gh-103533). The next cell times
+# frame). The next cell times
 # CPU time (`time.process_time`), which other programs on your cores disturb far less than wall
 # time. It takes at most about 2 s; it stops early on a busy machine.
 
@@ -168,8 +166,7 @@ plt.show()
 # The two steps launch the same ops with the same CPU time (synthetic numbers, $c = 2$ µs per
 # event assumed). The orange, launch-bound step grows from the first event; the blue one stays
 # flat until the dotted line at 20,000 events, where the CPU's 60 ms plus 40 ms of tracing
-# meets the device's 100 ms, and adds the same 2 µs per event after it (a shallower line in
-# percent: its step is longer). Notice the trap: a trace of the compute-bound step at 10,000
+# meets the device's 100 ms. Notice the trap: a trace of the compute-bound step at 10,000
 # events shows the right step time but a CPU busier than it is (80 ms, not 60); a trace at
 # 30,000 events shows a launch-bound step that does not exist.
 
@@ -198,10 +195,10 @@ plt.show()
 # A long run needs the profiler on only for a few steps, after start-up effects (compilation,
 # allocator growth, autotuning) and not so often that it slows the run.
 # `torch.profiler.schedule(wait, warmup, active, repeat, skip_first)` skips `skip_first` steps,
-# then repeats a cycle: `wait` steps off, `warmup` steps in which the tracer sets up (Kineto and
-# CUPTI are prepared; operator recording starts at the first active step), `active` steps
-# recorded, the last marked `RECORD_AND_SAVE`. After `repeat` cycles it stops; `repeat=0` means
-# until the run ends (PyTorch, torch/profiler/profiler.py).
+# then repeats a cycle: `wait` steps off, `warmup` steps in which the tracer is prepared
+# (recording starts at the first active step), `active` steps recorded, the last marked
+# `RECORD_AND_SAVE`. After `repeat` cycles it stops; `repeat=0` means until the run ends
+# (PyTorch, torch/profiler/profiler.py).
 #
 # The cost of a schedule is $N_{\text{on}} \cdot o \cdot T + N_{\text{saves}} \cdot S$ over a
 # run of $N \cdot T$: each of the $N_{\text{on}}$ active and warm-up steps costs $o \cdot T$
@@ -224,12 +221,6 @@ for repeat in (0, 1):
 # The strip shows the first 200 steps. With `repeat=0` the 4-step window returns every 46 steps,
 # 21 times: 126 steps with the profiler on (84 recorded) and 21 saves add 88 s to a 500 s run,
 # 17.6 %. One cycle costs 0.84 % and records the same kind of steps.
-#
-# At the run's end, `p.step()` has already moved to the step after the last one, and the exit
-# acts on that step's action (PyTorch, torch/profiler/profiler.py, `action_map`): an unfinished
-# active window is saved, an unfinished warm-up is not. The cost is not monotone in `active`: a
-# longer window lengthens the cycle, so fewer windows and saves fit in the run, and it can cost
-# less than a shorter one.
 
 # %% [markdown]
 # ## Explore
@@ -240,8 +231,6 @@ for repeat in (0, 1):
 #   below 1 %, but the cumulative line shows the window's cost concentrated in a few steps.
 # - With `repeat=0`, drag `wait` up until the run fits the budget; then raise `active`: each
 #   window's save is paid once, so longer windows cost less per recorded step.
-# - Set the save time to 0 and the cost per step to 100 %: now the budget caps the steps with
-#   the profiler on at 50, however you split them into windows.
 
 # %%
 capture_explorer()
@@ -436,15 +425,20 @@ passed("Exercise 2")
 # `torch.profiler.schedule` gives a step (numbered from 0). Write `largest_active(num_steps,
 # step_time, observer_overhead, save_time, budget, wait, warmup, repeat, skip_first)`: the
 # largest `active` in 1 … `num_steps` for which the profiler's cost over a run of `num_steps`
-# steps stays within `budget`, as an int; 0 if no `active` fits. The rules, as in section 4:
+# steps stays within `budget`, as an int; 0 if no `active` fits. The rules:
 # - every `WARMUP`, `RECORD` and `RECORD_AND_SAVE` step costs `observer_overhead × step_time`;
 # - every saved trace costs `save_time`: one per `RECORD_AND_SAVE` step, plus one if the run's
-#   last step is a `RECORD` step (the exit saves the unfinished window);
+#   last step is a `RECORD` step. At the run's end `p.step()` has already moved to the step
+#   after the last one, and the exit acts on that step's action (PyTorch,
+#   torch/profiler/profiler.py, `action_map`): an unfinished active window is saved, an
+#   unfinished warm-up is not. (Torch also saves a near-empty trace when the step after the
+#   last one is a window's first recorded step; in the tests this never changes the answer.)
 # - the added time over `num_steps × step_time` must be at most `budget` (a fraction).
 #
-# The cost is not monotone in `active` (section 4): try every value. The hidden tests include
-# `repeat=0`, a run that ends inside a window, a budget that one window already exceeds, and a
-# case exactly on the budget.
+# The cost is not monotone in `active`: a longer window lengthens the cycle, so fewer windows
+# and saves fit in the run. Try every value. The hidden tests include `repeat=0`, a run that
+# ends inside a window, a budget that one window already exceeds, and a case exactly on the
+# budget.
 
 
 # %% nbgrader={"grade": false, "grade_id": "largest_active_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -525,7 +519,7 @@ windows = {  # (num_steps, step_time, o, save, budget, wait, warmup, repeat, ski
     (100, 1.0, 0.5, 2.0, 0.061, 90, 1, 0, 0): 7,  # longer windows end in RECORD: saved at stop
     (100, 1.0, 0.5, 3.0, 0.05, 95, 6, 0, 0): 100,  # the run ends in warm-up: nothing saved
     (300, 1.0, 0.25, 5.0, 0.1, 100, 1, 2, 0): 99,  # not monotone: 39 and 99 fit, 40 does not
-    (100, 1.0, 0.1, 5.0, 0.15, 0, 0, 0, 0): 100,  # ends on RECORD_AND_SAVE: saved once
+    (100, 1.0, 0.1, 5.0, 0.15, 0, 0, 1, 0): 100,  # one cycle ends on RECORD_AND_SAVE: saved once
 }
 with forbid(*no_delegation, exercise="Exercise 3 (hidden cases)"):
     answers = {case: largest_active(*case) for case in windows}
@@ -673,6 +667,10 @@ passed("Exercise 4c")
 # %% [markdown]
 # ## Going further (optional, ungraded)
 #
+# - Before Python 3.12 (this course's 3.11) `cProfile` uses the same hook as `sys.setprofile`
+#   with a C callback (CPython 3.9–3.11, Modules/_lsprof.c, `profiler_enable`:
+#   `_PyEval_SetProfile(tstate, profiler_callback, self)`); since 3.12 it is built on
+#   `sys.monitoring` (PEP 669; CPython issue gh-103533).
 # - PEP 669 (`sys.monitoring`) lets a tool turn events on per code object and return
 #   `sys.monitoring.DISABLE` from a callback to switch one event location off, so a tool that
 #   only needs the first call of each function pays almost nothing afterwards. Run this lesson

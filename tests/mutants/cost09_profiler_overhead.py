@@ -520,6 +520,16 @@ RIGHT_ANSWERS = [
         grades=EX3,
     ),
     Mutant(
+        name="torch_exact_exit_rule",
+        why="torch's exit rule: one more save when schedule(num_steps) is RECORD or "
+        "RECORD_AND_SAVE",
+        cells=_largest(
+            saves='acts.count("RECORD_AND_SAVE") + (_action(num_steps, wait, warmup, active, '
+            'repeat, skip_first) in ("RECORD", "RECORD_AND_SAVE"))'
+        ),
+        grades=EX3,
+    ),
+    Mutant(
         name="largest_numpy",
         why="vectorised schedule per active, numpy.int64 result",
         cells={
