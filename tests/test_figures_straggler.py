@@ -84,7 +84,12 @@ def test_expected_max_curve_is_the_integral_and_the_points_the_estimates():
     np.testing.assert_array_equal(x_mc, [8, 64])
     np.testing.assert_allclose(y_mc, [mc[8].mean, mc[64].mean])
     labels = {t.get_text() for t in ax.texts}
-    assert {"1.4236", "3.2482"} <= labels
+    assert {"n = 8: 1.4236", "n = 100: 2.5076", "n = 1024: 3.2482"} <= labels
+    for k in (8, 100, 1024):  # each label sits at a marker on the curve at its n
+        x_k, y_k = _line(ax, f"marked n={k}")
+        assert x_k[0] == k and y_k[0] == pytest.approx(expected_max_normal(k))
+        (text,) = [t for t in ax.texts if t.get_text().startswith(f"n = {k}:")]
+        assert text.xy == pytest.approx((k, expected_max_normal(k)))
 
 
 def test_extrapolation_curves_share_the_per_rank_rate():

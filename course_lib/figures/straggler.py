@@ -157,14 +157,15 @@ def expected_max_curve(
         [expected_max_normal(int(k)) for k in n],
         color=STRAGGLER_COLOURS["iid"],
         lw=2,
-        label="integral of 1 − Φⁿ",
+        label="E[max] by the integral",
         gid="integral",
     )
     for k in (8, 100, 1024):
         if k <= max_ranks:
             y = expected_max_normal(k)
+            ax.plot([k], [y], "o", ms=6, color=STRAGGLER_COLOURS["iid"], gid=f"marked n={k}")
             ax.annotate(
-                f"{y:.4f}", (k, y), (-6, 8), textcoords="offset points", ha="right", fontsize=9
+                f"n = {k}: {y:.4f}", (k, y), (8, -12), textcoords="offset points", fontsize=9
             )
     if monte_carlo:
         ks = sorted(monte_carlo)

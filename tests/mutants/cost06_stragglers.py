@@ -279,6 +279,15 @@ MUTANTS = [
         grades=("hosts_tests",),
     ),
     Mutant(
+        name="p_rank_p_host_swapped",
+        why="the arguments' roles swapped: p_rank per host, p_host per rank",
+        cells=_hosts(
+            "    return 1 - (1 - p_rank) ** (num_ranks // ranks_per_host)"
+            " * (1 - p_host) ** num_ranks\n"
+        ),
+        grades=("hosts_tests",),
+    ),
+    Mutant(
         name="iid_with_the_marginal_rate",
         why="iid ranks with the per-rank rate 1 − (1 − p_host)(1 − p_rank): ignores the sharing",
         cells=_hosts(
