@@ -407,33 +407,39 @@ MUTANTS = [
     ),
     # Exercise 5: readings that take a ratio of different work, or throughput for time to target.
     Mutant(
-        name="claims_with_d",
-        why="adds D, which reasons correctly about the steps above the critical batch",
-        cells={"wrong_claims_answer": 'wrong_claims = {"A", "C", "D", "E"}\n'},
-        grades=("wrong_claims_tests",),
-    ),
-    Mutant(
         name="claims_missing_weak_scaling",
         why="misses C: weak scaling grows the batch too",
-        cells={"wrong_claims_answer": 'wrong_claims = {"A", "E"}\n'},
+        cells={"wrong_claims_answer": 'wrong_claims = {"A", "D"}\n'},
         grades=("wrong_claims_tests",),
     ),
     Mutant(
         name="claims_every_throughput_claim",
-        why="every claim that predicts time from throughput, including the same-batch one",
-        cells={"wrong_claims_answer": 'wrong_claims = {"A", "B", "C", "E"}\n'},
+        why="every claim that predicts time from throughput, including the same-batch one (B)",
+        cells={"wrong_claims_answer": 'wrong_claims = {"A", "B", "C", "D"}\n'},
         grades=("wrong_claims_tests",),
     ),
     Mutant(
         name="claims_zero3_ratio_valid",
-        why="reads 98/138 across two batches as a strong-scaling efficiency",
+        why="reads 98/138 across two batches as a strong-scaling efficiency (equal tokens)",
         cells={"wrong_claims_answer": 'wrong_claims = {"A", "C"}\n'},
         grades=("wrong_claims_tests",),
     ),
     Mutant(
         name="claims_only_zero3",
         why="only the ratio across batches; misses both throughput-for-time claims",
-        cells={"wrong_claims_answer": 'wrong_claims = {"E"}\n'},
+        cells={"wrong_claims_answer": 'wrong_claims = {"D"}\n'},
+        grades=("wrong_claims_tests",),
+    ),
+    Mutant(
+        name="claims_as_string",
+        why="the right letters as one string, not a collection: the visible type check flags it",
+        cells={"wrong_claims_answer": 'wrong_claims = "ACD"\n'},
+        grades=("wrong_claims_tests",),
+    ),
+    Mutant(
+        name="claims_lowercase",
+        why="lower-case letters",
+        cells={"wrong_claims_answer": 'wrong_claims = {"a", "c", "d"}\n'},
         grades=("wrong_claims_tests",),
     ),
 ]
@@ -544,7 +550,19 @@ RIGHT_ANSWERS = [
     Mutant(
         name="claims_as_list",
         why="the right letters as a list",
-        cells={"wrong_claims_answer": 'wrong_claims = ["E", "C", "A"]\n'},
+        cells={"wrong_claims_answer": 'wrong_claims = ["D", "C", "A"]\n'},
+        grades=("wrong_claims_tests",),
+    ),
+    Mutant(
+        name="claims_as_tuple",
+        why="the right letters as a tuple",
+        cells={"wrong_claims_answer": 'wrong_claims = ("A", "C", "D")\n'},
+        grades=("wrong_claims_tests",),
+    ),
+    Mutant(
+        name="claims_as_frozenset",
+        why="the right letters as a frozenset built from a string",
+        cells={"wrong_claims_answer": 'wrong_claims = frozenset("ACD")\n'},
         grades=("wrong_claims_tests",),
     ),
 ]
