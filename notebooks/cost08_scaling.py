@@ -193,11 +193,8 @@ plt.show()
 # %% [markdown]
 # ## Explore
 #
-# The explorer sweeps $k$ from 1 to 256 on the cluster above; the fastest batch is circled. Try:
-# 1. Drag the all-reduce time to 0: the fastest batch is the smallest, since there is nothing
-#    to amortise.
-# 2. Raise $N$ to 1,024: even $k = 1$ ($B = 8{,}192$) is past the critical batch, and the circle
-#    sits at the left edge.
+# The explorer sweeps $k$ from 1 to 256 on the cluster above; the fastest batch is circled. Drag
+# the all-reduce time to 0: the fastest batch is the smallest, since there is nothing to amortise.
 
 # %%
 batch_tradeoff_explorer()
