@@ -59,18 +59,14 @@ PER_EVENT = 2 * us  # an assumed tracer cost per event, for illustration; sectio
 # $$T_{\text{observed}} = T + N_{\text{events}} \cdot c,$$
 #
 # where $T$ is the uninstrumented time of the thread that emits the events, $N_{\text{events}}$
-# their number and $c$ the tracer's cost per event. Two workloads of the same length can thus
-# suffer very differently: 50,000 calls of a one-line Python function emit 100,002 events, two
-# `np.sort` calls on 200,000 numbers about twenty.
+# their number and $c$ the tracer's cost per event.
 #
 # Measure it as an A/B comparison: the same work with no observer and under each observer,
 # several repeats each, interleaved so that a noisy moment of the machine hits all of them
 # alike, and compare medians. `measure_overhead` does this for three observers of Python:
-# `sys.setprofile` with a do-nothing Python callback (what a pure-Python tracer costs at least),
-# `cProfile`, and `tracemalloc`, which records every memory allocation with its stack (here one
-# frame). The next cell times
-# CPU time (`time.process_time`), which other programs on your cores disturb far less than wall
-# time. It takes at most about 2 s; it stops early on a busy machine.
+# `sys.setprofile` with a do-nothing Python callback, `cProfile`, and `tracemalloc`, which
+# records every memory allocation. The next cell times CPU time (`time.process_time`), which other
+# programs disturb far less than wall time; it takes at most about 2 s.
 
 
 # %%
@@ -105,11 +101,8 @@ plt.show()
 
 # %% [markdown]
 # Each bar is a median over the repeats, divided by the median with no observer; the whiskers
-# span the fastest to the slowest repeat. Notice that the same observers that multiply the time
-# of the many small calls (several times over) leave the numpy sorts almost untouched: the
-# overhead follows the events, not the work. `tracemalloc` is the most expensive on the first
-# workload because `x + 1` allocates a new integer object on every call and each allocation is
-# recorded.
+# span the fastest to the slowest repeat. The observers that multiply the time of the many small
+# calls leave the numpy sorts almost untouched: the overhead follows the events, not the work.
 #
 # The per-event model turns one workload's A/B pair into a cost per event,
 # $c = (\operatorname{median} T_{\text{observed}} - \operatorname{median} T)/N_{\text{events}}$,
@@ -128,28 +121,27 @@ print(f"numpy workload: predicted overhead {predicted:.3%}, measured {measured:.
 
 # %% [markdown]
 # The prediction for the numpy workload is a small fraction of a percent; the measurement is
-# that plus noise, a few percent on a quiet machine and more on a busy one (wall times scatter
-# by tens of percent there: try `clock="wall"`). An A/B comparison sees an overhead only above
-# its noise. `torch.profiler` has the same two regimes with a bigger tracer. Measure your own
-# tracer; a cost per event from another machine, Python or PyTorch version does not transfer.
+# that plus noise, a few percent on a quiet machine and more on a busy one. An A/B comparison
+# sees an overhead only above its noise. `torch.profiler` has the same two regimes with a bigger
+# tracer. Measure your own: a cost per event does not transfer between machines, Python or
+# PyTorch versions.
 
 # %% [markdown]
 # ## 2. An asynchronous step hides the tracer's cost until the CPU becomes the bottleneck
 #
 # On a GPU the CPU launches kernels without waiting for them (PyTorch, "CUDA semantics":
 # operations are asynchronous), so in steady state a step lasts as long as the slower of the
-# two: the CPU's launch time or the device's busy time. A CPU-side tracer stretches only the
-# CPU's part:
+# two: the CPU's launch time $T_{\text{cpu}}$ or the device's busy time $T_{\text{gpu}}$. A
+# CPU-side tracer stretches only the CPU's part:
 #
 # $$T_{\text{traced}} = \max\left(T_{\text{cpu}} + N_{\text{events}} \cdot c,\; T_{\text{gpu}}\right),
 # \qquad \text{overhead} = \frac{T_{\text{traced}}}{\max(T_{\text{cpu}}, T_{\text{gpu}})} - 1,$$
 #
-# where $T_{\text{cpu}}$ is the time the CPU needs to launch the step and $T_{\text{gpu}}$ the
-# time the device needs to run it. The overhead is relative to the **uninstrumented** step. In a
+# relative to the **uninstrumented** step. In a
 # launch-bound step ($T_{\text{cpu}} \ge T_{\text{gpu}}$) every event shows in the step time. In
 # a compute-bound step the CPU runs ahead of the device and the tracer's cost fills the slack,
-# until $N_{\text{events}} \cdot c$ exceeds $T_{\text{gpu}} - T_{\text{cpu}}$. This is the
-# lesson's model; it assumes the device's own kernels are not slowed by the tracer.
+# until $N_{\text{events}} \cdot c$ exceeds $T_{\text{gpu}} - T_{\text{cpu}}$. The model
+# assumes the tracer does not slow the device's kernels.
 
 # %%
 hiding_curves(
@@ -163,27 +155,24 @@ hiding_curves(
 plt.show()
 
 # %% [markdown]
-# The two steps launch the same ops with the same CPU time (synthetic numbers, $c = 2$ µs per
-# event assumed). The orange, launch-bound step grows from the first event; the blue one stays
-# flat until the dotted line at 20,000 events, where the CPU's 60 ms plus 40 ms of tracing
-# meets the device's 100 ms. Notice the trap: a trace of the compute-bound step at 10,000
-# events shows the right step time but a CPU busier than it is (80 ms, not 60); a trace at
-# 30,000 events shows a launch-bound step that does not exist.
+# Synthetic numbers, $c = 2$ µs per event assumed. The orange, launch-bound step grows from the
+# first event; the blue one stays flat until the dotted line at 20,000 events, where the CPU's
+# 60 ms plus 40 ms of tracing meets the device's 100 ms. Notice the trap: a trace of the
+# compute-bound step at 10,000 events shows the right step time but a CPU busier than it is
+# (80 ms, not 60); a trace at 30,000 events shows a launch-bound step that does not exist.
 
 # %% [markdown]
 # ## 3. Sampling costs per sample, memory observation per allocation, replay re-runs the work
 #
 # - **Sampling** stops the program every $\Delta$ seconds to read its stacks: at a cost $c_s$
 #   per sample the program slows by $c_s / (\Delta - c_s)$, whatever it does. py-spy takes 100
-#   samples per second by default and pauses the process for each unless run with
-#   `--nonblocking` (py-spy changelog). It suits long runs and production; it gives statistics,
+#   samples per second by default. It suits long runs and production; it gives statistics,
 #   not the order of events.
 # - **Memory observation** costs per allocation, more with a stack per allocation:
 #   `tracemalloc` above, `profile_memory=True` or the CUDA memory snapshot for tensors.
 # - **Kernel replay** collects hardware counters (achieved DRAM bandwidth, cache hit rates) that
 #   do not all fit in one pass: Nsight Compute saves the memory a kernel touches, replays the
-#   kernel once per pass of counters and by default also locks clocks to base and flushes caches
-#   (Nsight Compute Profiling Guide, "Kernel Replay", "Clock Control", "Cache Control"). The
+#   kernel once per pass of counters (Nsight Compute Profiling Guide, "Kernel Replay"). The
 #   results are per-kernel counters and ratios, not durations.
 #
 # None of these gives the uninstrumented step time. That needs its own run with no observer,
@@ -218,9 +207,8 @@ for repeat in (0, 1):
     )
 
 # %% [markdown]
-# The strip shows the first 200 steps. With `repeat=0` the 4-step window returns every 46 steps,
-# 21 times: 126 steps with the profiler on (84 recorded) and 21 saves add 88 s to a 500 s run,
-# 17.6 %. One cycle costs 0.84 % and records the same kind of steps.
+# With `repeat=0` the window returns every 46 steps until the run ends; one cycle records the
+# same kind of steps at a twenty-first of the cost.
 
 # %% [markdown]
 # ## Explore
@@ -655,12 +643,11 @@ passed("Exercise 4c")
 # %% [markdown]
 # ## Takeaways
 #
-# - Measure the cost as an A/B of repeated, interleaved runs with medians; the cost per event
-#   corrects CPU-side times and predicts other workloads.
+# - Measure the cost as an A/B of repeated, interleaved runs with medians.
 # - An asynchronous step hides CPU-side tracing until the CPU becomes the bottleneck; then the
 #   trace shows a launch-bound step that does not exist without it.
 # - Profile a window: skip start-up, warm up, record a few steps, and price the schedule
-#   (`repeat=0` pays for every cycle of the run).
+#   (`repeat=0` pays for every cycle).
 # - The trap: reading a step time, or a speedup, off a profile. Report the uninstrumented
 #   performance from its own runs and use the profile to explain it.
 
@@ -683,5 +670,11 @@ passed("Exercise 4c")
 # - AMD's rocprofv3 replays kernels only with `--replay-mode kernel --kernel-replay-beta-enabled`
 #   (experimental), and it snapshots every tracked device allocation, not only the memory the
 #   kernel can reach (rocprofiler-sdk docs, "Using kernel replay with rocprofv3").
-# - A sampling profiler that reads another process's memory (py-spy with `--nonblocking`) never
-#   stops the program, at the price of stacks that can be torn mid-update.
+# - `tracemalloc` is the costliest observer of section 1's many small calls: `x + 1` allocates a
+#   new integer object on every call, and each allocation is recorded.
+# - On a busy machine wall times scatter by tens of percent: rerun section 1 with `clock="wall"`.
+# - py-spy pauses the process for each sample by default; with `--nonblocking` it reads the
+#   process's memory without stopping it, at the price of stacks that can be torn mid-update
+#   (py-spy changelog).
+# - Nsight Compute by default also locks clocks to base and flushes caches between replays
+#   (Profiling Guide, "Clock Control", "Cache Control").
