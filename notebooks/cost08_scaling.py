@@ -135,10 +135,10 @@ plt.show()
 for scheme, rows in gpt175.groupby("scheme", sort=False):
     days = rows["training_days_300b_tokens"]  # published, Narayanan et al. 2021, Table 2
     serial = fit_serial_fraction(rows["num_gpus"], days, 384)
-    print(f"{scheme:7s} s = {serial:.2f}: at most {1 / serial:.1f}x the speed on 384 GPUs")
+    print(f"{scheme:7s} s = {serial:.2f}: at most {1 / serial:.3g}x the speed on 384 GPUs")
 
 # %% [markdown]
-# PTD-P's $s = 0.03$ leaves room for a 34× speed-up over 384 GPUs. ZeRO-3's $s = 0.74$ caps it at
+# PTD-P's $s = 0.03$ leaves room for a 33.6× speed-up over 384 GPUs. ZeRO-3's $s = 0.74$ caps it at
 # 1.35×, and it reached 1.22× (90 days to 74): whatever does not shrink as its GPUs are added, the
 # fit reports as serial work.
 
