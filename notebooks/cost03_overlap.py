@@ -78,15 +78,15 @@ CAP_CANDIDATES = np.array(BUCKET_MIB_OPTIONS) * MiB  # bucket caps to try, bytes
 # the union of its computation events, and $|\cdot|$ the total length of a set of intervals.
 # Both unions are **merged** first, so two kernels running at once on two streams count once.
 #
-# Which events are which is a rule about names. In HTA 0.5.0 (`get_comm_comp_overlap`, with the
-# classifiers of hta/utils/utils.py), among GPU events (those with a stream):
+# In HTA 0.5.0 (`get_comm_comp_overlap`, with the classifiers of hta/utils/utils.py), among GPU
+# events (those with a stream):
 # - communication: the name matches `^nccl.*Kernel` (`ncclDevKernel_AllReduce_…`);
 # - memory, in neither set: the name starts with `Memcpy`, `Memset` or `dma`;
 # - computation: every other GPU event, on any stream, except synchronization records (names
 #   containing `Sync`, such as `Stream Sync`), which are in neither set.
 #
-# The ratio is one number per rank, over the whole trace. The data: cost02's four ranks, three
-# steps each, synthetic (`course_lib.tracegen` models DDP). Take rank 0's second step.
+# The data: cost02's four ranks, three steps each, synthetic (`course_lib.tracegen` models DDP).
+# Take rank 0's second step.
 
 
 # %%
@@ -120,9 +120,6 @@ plt.show()
 # step still waits 5.3 ms for the network. The communication with nothing else running is
 #
 # $$X = |\,C \setminus K\,| = (1 - r)\,|C|.$$
-#
-# Both $r$ and $X$ describe coincidence on one rank's timeline. Neither says what the step would
-# gain if communication were faster; section 2 does.
 
 # %% [markdown]
 # ## 2. Launched asynchronously is not hidden: count the communication on the critical path
@@ -141,10 +138,6 @@ plt.show()
 #   result, or when the collectives queue back to back on their stream;
 # - a collective with nothing else running costs nothing if the step waits for something else
 #   meanwhile (the host, a slower rank): it has slack.
-#
-# `bucketed_allreduce_timeline` models the backward pass and its bucketed all-reduces (section
-# 3); `bucket_step_graph` turns its timeline into cost01's step graph.
-# Here is the lesson's model on a 12 GB/s network with DDP's buckets (25 MiB, the first 1 MiB).
 
 # %%
 model = (layer_backward_times, layer_grad_bytes)
@@ -169,12 +162,11 @@ overlap_timeline(
 plt.show()
 
 # %% [markdown]
-# The all-reduces cannot keep up with the backward pass: after the first (one matrix, done before
-# the second bucket is ready) the comm stream is never idle, so 36 of the 37 all-reduces (101.1 of
-# 102.5 ms) lie on the critical path, although 73 % of the communication overlaps. With 10 % more
-# bandwidth each transfer takes $1/1.1$ of its time, the fixed latency excepted: the model saves
-# 9.0 ms. $X = 27.5$ ms would have predicted 2.5 ms. Do not ask "is communication hidden?"; ask
-# "is it on the critical path?"
+# The all-reduces cannot keep up with the backward pass: after the first, the comm stream is
+# never idle, so 36 of the 37 all-reduces lie on the critical path, although 73 % of the
+# communication overlaps. With 10 % more bandwidth each transfer takes $1/1.1$ of its time, the
+# fixed latency excepted: the model saves 9.0 ms. $X = 27.5$ ms would have predicted 2.5 ms.
+# Do not ask "is communication hidden?"; ask "is it on the critical path?"
 
 # %% [markdown]
 # ## 3. A bucket can start only when its last gradient is ready
@@ -197,7 +189,7 @@ plt.show()
 # The last bucket holds the first layer's gradients, which the backward pass produces last, so at
 # least $\alpha + B_{\text{last}}/\beta$ is exposed whatever the network does. Small buckets
 # start early and leave a small last bucket, but pay $\alpha$ many times; large buckets pay
-# $\alpha$ rarely, but the last one is large. One bucket cannot overlap at all.
+# $\alpha$ rarely, but the last one is large.
 
 # %%
 sweep = [
@@ -251,11 +243,8 @@ plt.show()
 
 # %% [markdown]
 # The circle marks the best cap, DDP's 25 MiB here, 27 ms above the step without communication
-# (dotted). To its left, caps of 1 to 10 MiB make a bucket of every matrix or two: up to 96
-# all-reduces, each paying $\alpha$. To its right the step climbs fast: with 400 MiB caps the
-# last bucket holds 336 MiB: it is ready when the backward pass ends, but its 29 ms all-reduce
-# queues 21 ms behind the previous one (bottom). Here ratio and step time agree on
-# the best cap; under contention they need not (Exercise 4).
+# (dotted). To its right the step climbs fast: with 400 MiB caps the last bucket is ready when
+# the backward pass ends, but its 29 ms all-reduce queues behind the previous one (bottom).
 
 # %% [markdown]
 # ## 4. Shared resources: overlapped work runs slower
@@ -302,20 +291,18 @@ plt.show()
 
 # %% [markdown]
 # Each curve is one compute slowdown $c$; it crosses zero exactly at $c' = 1/c$ (dotted). At Lee
-# et al.'s average $c = 0.19$, overlap keeps paying up to $c' = 5.3$; at $c = 0.9$ it stops at
-# $c' = 1.1$. Contention also corrupts the overlap ratio as a score: a slower backward pass leaves
-# more time for the same all-reduces to hide behind, so $r$ goes *up* while the step gets slower.
-# Compare step times, and use the ratio only to locate where communication sits.
+# et al.'s average $c = 0.19$, overlap keeps paying up to $c' = 5.3$. Contention also corrupts
+# the overlap ratio as a score: a slower backward pass leaves more time for the same all-reduces
+# to hide behind, so $r$ goes *up* while the step gets slower.
 
 # %% [markdown]
 # ## Explore
 #
-# The explorer runs the lesson's model. Left: the timeline, with the step (dashed) and the step
-# without overlap, same buckets (dotted). Right: step time against bucket cap. Below: the ratio,
-# $X$ and $E$. Try:
+# Left: the timeline, with the step (dashed) and the step without overlap, same buckets (dotted).
+# Right: step time against bucket cap. Below: the ratio, $X$ and $E$. Try:
 #
 # 1. Drag the bandwidth to 50 GB/s: the comm stream gets gaps and $E$ shrinks to the last
-#    all-reduce. At 4 GB/s the critical path is almost all communication.
+#    all-reduce.
 # 2. With $c = 0.2$, drag $c'$ to 1.5: overlap still pays. Set $c = 1.0$: the dotted line passes
 #    the dashed one as $c'$ crosses 1.
 
@@ -343,9 +330,8 @@ explorer
 # seconds, in any order; intervals of one kind may overlap each other (kernels on several
 # streams) or touch, and some may have zero length. Every test has communication time > 0.
 #
-# Merge each set into disjoint intervals first (sort by start; a start later than every earlier
-# end opens a new interval), then measure the time both sets cover. The grade cell disables
-# `course_lib.overlap`'s interval functions while your function runs.
+# Merge each set into disjoint intervals first, then measure the time both sets cover. The grade
+# cell disables `course_lib.overlap`'s interval functions while your function runs.
 
 
 # %% nbgrader={"grade": false, "grade_id": "overlap_impl_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -535,8 +521,8 @@ passed("Exercise 2")
 # | `all-reduce L4`, …, `all-reduce L0` | comm stream, in this order | 1, 2.5, 3, 2, 1.5 | `all-reduce Li` waits for `bwd Li` |
 # | `optimizer` | compute stream, after `bwd L0` | 1 | `all-reduce L0` |
 #
-# Ops on one stream run one at a time, in this order. Build the step graph (cost01) or draw the
-# timeline, and set `exposed_critical` to the communication time on the critical path, in seconds.
+# Ops on one stream run one at a time, in this order. Set `exposed_critical` to the communication
+# time on the critical path, in seconds.
 
 # %% nbgrader={"grade": false, "grade_id": "exposed_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
@@ -703,8 +689,7 @@ passed("Exercise 5")
 # - HTA's overlap ratio $|C \cap K| / |C|$ merges each class of GPU events first; copies,
 #   memsets and syncs are in neither class.
 # - "Exposed" means two things: the non-overlapped time $(1 - r)|C|$, and the communication $E$
-#   on the critical path. Collectives a fraction $f$ faster save $f E$ until another path
-#   becomes critical; removing them saves at most $E$.
+#   on the critical path.
 # - A bucket's all-reduce waits for its last gradient; the cap trades latency against the
 #   exposed last bucket.
 # - Overlapping pays only while $c \cdot c' < 1$; contention can raise the ratio and slow the step.
