@@ -67,9 +67,8 @@ EX_STEP = training_step_events(**EX_SHAPE, recompute="selective")
 #
 # where $n_i$ is tensor $i$'s size and $[\cdot]$ is 1 when the condition holds. Because the
 # intervals are half-open, a tensor freed at $t$ and one allocated at $t$ are never live
-# together: at equal times, **frees count before allocations**, as when an op's output takes the
-# memory its input just released. The **peak** is $\max_t M(t)$, a moment: the first $t$ where
-# the maximum is reached.
+# together: at equal times, **frees count before allocations**. The **peak** is $\max_t M(t)$,
+# a moment: the first $t$ where the maximum is reached.
 #
 # $M$ changes only at event times, so one sort and one cumulative sum give all of it: $+n$ for
 # an allocation, $-n$ for a free, and the running total after the last event at each time. A
@@ -101,9 +100,9 @@ plt.show()
 
 # %% [markdown]
 # Read the stack from the bottom: weights, two layers' activations, a matmul workspace that lives
-# for 1 ms. The peak, 120 MiB at 3 ms, is exactly the four tensors live then. At 4 ms the
-# workspace is freed and `grad2` allocated: frees first gives 110 MiB; allocation first, with a
-# maximum over every intermediate total, reports 130 MiB, a peak that never existed.
+# for 1 ms. At 4 ms the workspace is freed and `grad2` allocated: frees first gives 110 MiB;
+# allocation first, with a maximum over every intermediate total, reports 130 MiB, a peak that
+# never existed.
 
 # %% [markdown]
 # ## 2. The peak is a moment, early in the backward pass
@@ -137,18 +136,16 @@ display(step_peak.live.head(5).assign(bytes=lambda d: d["bytes"] / MiB))  # larg
 # at the first ops of the backward pass: every activation is still live, and the loss's backward
 # allocates on top before anything is freed.
 #
-# Of the 7.9 GiB, 4.8 GiB are activations, 1.6 GiB weights and optimizer state, and 1.5 GiB two
-# workspaces that live about two milliseconds: `head.d_log_probs` and `head.d_logits_fp32`, the
-# loss's fp32 gradients over the $s \times b \times V$ logits ($4 \cdot 1024 \cdot 4 \cdot 50257$
-# bytes $\approx 0.77$ GiB each). A transient counts only while it lives: the same 1.5 GiB
-# allocated mid-backward, when half the activations are gone, would not move this peak at all.
+# Two tensors at the peak are workspaces that last about two milliseconds: `head.d_log_probs` and
+# `head.d_logits_fp32`, the loss's fp32 gradients over the $s \times b \times V$ logits
+# ($4 \cdot 1024 \cdot 4 \cdot 50257$ bytes $\approx 0.77$ GiB each). A transient counts only
+# while it lives: allocated mid-backward, these 1.5 GiB would not move this peak.
 
 # %% [markdown]
 # ## 3. Summing per-operator allocations overstates the peak
 #
-# A per-operator memory table — a profiler's memory columns, or your log of what each op
-# allocates — answers "how much did this op allocate?". Its total counts tensors that never
-# coexist.
+# A per-operator memory table answers "how much did this op allocate?". Its total counts tensors
+# that never coexist.
 
 # %%
 allocated = step[step["kind"] == "alloc"]
@@ -163,9 +160,8 @@ display(totals.fillna(0).round(2))
 print(f"sum {allocated['bytes'].sum() / GiB:.1f} GiB, peak {step_peak.bytes / GiB:.1f} GiB")
 
 # %% [markdown]
-# 16.2 GiB of allocations against a 7.9 GiB peak: 9.6 GiB of transients over the step, 1.5 GiB
-# of them live at the peak. The per-op table tells you which op to fuse or chunk; only the sweep
-# tells you the requirement.
+# Workspaces allocate 9.6 GiB over the step; 1.5 GiB of it is live at the peak. The per-op table
+# tells you which op to fuse or chunk; only the sweep tells you the requirement.
 
 # %% [markdown]
 # ## 4. The allocator reserves more than it allocates, and the device holds more than the allocator
@@ -201,23 +197,18 @@ display(alloc.segments())
 print(f"empty_cache() releases {alloc.empty_cache() / MiB:.0f} MiB")
 
 # %% [markdown]
-# Three segments for four tensors. `c` (11 MiB) got a 12 MiB segment, and since the 1 MiB left
-# over is not more than 1 MiB, all 12 MiB count as allocated. `a` and `d` share a 20 MiB segment,
-# `b` sits in a 2 MiB small segment. After `a` is freed: 14.3 MiB requested, 15.3 MiB allocated,
-# 34 MiB reserved, and `empty_cache()` returns nothing, because every segment still holds a live
-# block.
+# `c` (11 MiB) got a 12 MiB segment, and since the 1 MiB left over is not more than 1 MiB, all
+# 12 MiB count as allocated. After `a` is freed, `empty_cache()` returns nothing: every segment
+# still holds a live block.
 #
 # Over a whole step, reserved climbs in segment-sized steps and **stays**: freed blocks remain
-# cached for the next step, and a later request that fits one takes it. A different mix of sizes
-# fragments the cache — enough free bytes, no block large enough, no segment entirely free — and
-# reserved grows.
+# cached for the next step. A different mix of sizes fragments the cache — enough free bytes, no
+# block large enough, no segment entirely free — and reserved grows.
 #
 # The device reports more still. PyTorch's documentation (CUDA semantics, "Memory management")
 # warns that cached memory "will still show as if used in nvidia-smi", and the process also holds
 # the CUDA context (hundreds of MiB), NCCL's communication buffers and whatever other libraries
 # `cudaMalloc` themselves. So `max_memory_allocated()` is a lower bound on what a job needs.
-# Device sizes are binary too: `nvidia-smi` reports 81,920 MiB (80 GiB) for an A100 80GB and
-# 81,559 MiB for an H100 80GB HBM3, both more than the 76,294 MiB of $80 \times 10^9$ bytes.
 
 # %% [markdown]
 # ## 5. Activation bytes per layer: sbh(34 + 5as/h), and what recomputation removes
@@ -240,14 +231,10 @@ print(f"empty_cache() releases {alloc.empty_cache() / MiB:.0f} MiB")
 # | full | $2\,sbh/t$ |
 #
 # **Selective recomputation** (§5) drops the $5as^2b$ attention bytes and recomputes them just
-# before the layer's backward: most of the memory, little of the compute. **Full recomputation**
-# keeps only each layer's 2-byte input and reruns the whole layer forward. Table 2 prints that row
-# as $2\,sbh$, and §5 says why: keeping only each rank's share "requires an extra all-gather per
-# layer … we do not consider this approach". That holds for an input replicated on every rank.
-# Under sequence parallelism the input is already split along $s$: each rank keeps its
-# $2\,sbh/t$ slice, and the all-gather is the one the recomputed forward does anyway. Megatron-LM
-# does exactly that, switching its `distribute_saved_activations` option off under sequence
-# parallelism (`megatron/legacy/model/transformer.py`).
+# before the layer's backward. **Full recomputation** keeps only each layer's 2-byte input and
+# reruns the whole layer forward. Table 2 prints that row as $2\,sbh$, an input replicated on
+# every rank; under sequence parallelism the input is already split along $s$, so each rank keeps
+# its $2\,sbh/t$ slice (Going further says why).
 #
 # `training_step_events` saves exactly these tensors ($t = 1$). Check one layer against the
 # formula:
@@ -271,9 +258,8 @@ for policy in ["none", "selective", "full"]:
 
 # %% [markdown]
 # Here $5as/h = 80$ of 114 units: selective recomputation removes 70 % of the saved bytes for
-# 12 % more step time; full recomputation keeps 2 of the 114 units and reruns each layer's forward
-# in the backward pass, for 28 % more. The peak falls less, from 7.9 to 4.0 GiB: weights, optimizer
-# state and the loss's 2.3 GiB of fp32 work do not shrink.
+# 12 % more step time; full recomputation keeps 2 of the 114 units for 28 % more. The peak falls
+# less: weights, optimizer state and the loss's 2.3 GiB of fp32 work do not shrink.
 
 # %% [markdown]
 # ## Explore
@@ -310,9 +296,7 @@ plt.show()
 # `time`, `tensor`, `bytes` and `kind` (`"alloc"` or `"free"`), possibly more, **in any row
 # order**. Follow section 1: a tensor lives on $[a_i, f_i)$, one never freed stays live, and at
 # equal times frees count first, so a tensor allocated and freed at one time is never live. The
-# hidden tests try each of these — a free and an allocation at one time (the second visible
-# check), a tensor never freed, a zero-lifetime tensor, rows out of time order — and `EX_STEP`
-# with its rows shuffled.
+# hidden tests try each of these, rows out of time order, and `EX_STEP` with its rows shuffled.
 #
 # Use numpy or pandas: the grade cell disables `course_lib.memory`'s sweeps (`live_bytes`,
 # `live_bytes_by_category`, `peak`), the allocator model and their private helpers.
@@ -467,9 +451,8 @@ passed("Exercise 2")
 #
 # Write `reserved_minus_allocated(nbytes)`: after one request of `nbytes` ≥ 1 bytes to a
 # caching allocator with an empty cache and section 4's rules, return
-# `memory_reserved() − memory_allocated()` in bytes (an int, or a float with an integer value) —
-# what PyTorch's out-of-memory message calls "reserved by PyTorch but unallocated". By the
-# rounded size there are three cases: the small pool, a 20 MiB segment, a segment of its own.
+# `memory_reserved() − memory_allocated()` in bytes (an int, or a float with an integer value).
+# By the rounded size there are three cases: the small pool, a 20 MiB segment, a segment of its own.
 # The grade cell disables `CachingAllocator`; the hidden tests try requests on both sides of
 # every size threshold of section 4.
 
@@ -729,6 +712,12 @@ passed("Exercise 4, full recomputation")
 #   norms, dropouts and the inputs of the first linear layers stay replicated on every rank. With
 #   full recomputation, Megatron-LM's opt-in `distribute_saved_activations` splits the replicated
 #   input over the $t$ ranks ($2\,sbh/t$, for the extra all-gather §5 declines).
+# - **Full recomputation's $2\,sbh/t$.** Table 2 prints $2\,sbh$ because §5 declines to split a
+#   replicated input: that "requires an extra all-gather per layer … we do not consider this
+#   approach". Under sequence parallelism the input is already split along $s$, and the
+#   all-gather is the one the recomputed forward does anyway. Megatron-LM switches its opt-in
+#   `distribute_saved_activations` off under sequence parallelism
+#   (`megatron/legacy/model/transformer.py`).
 # - **Pipelines.** Under 1F1B the first stage holds $p$ micro-batches of $L/p$ layers each:
 #   $L$ layers' worth of activations, whatever $p$ (Korthikanti et al. 2022, §4.2.3). That is the
 #   number to compare with a device.
@@ -740,4 +729,5 @@ passed("Exercise 4, full recomputation")
 # - **Device totals.** `torch.cuda.mem_get_info()` returns (free, total) as CUDA sees them; the
 #   total can sit a little below `nvidia-smi`'s (`deviceQuery` on an A100 40GB SXM4 reports
 #   40,441 of its 40,960 MiB, Paderborn PC2's documentation), and the free figure is what a new
-#   segment can still get.
+#   segment can still get. `nvidia-smi` reports 81,920 MiB (80 GiB) for an A100 80GB and
+#   81,559 MiB for an H100 80GB HBM3, both more than the 76,294 MiB of $80 \times 10^9$ bytes.
