@@ -2,12 +2,13 @@
 
 Makes a throwaway course with N submissions of one lesson (a real lesson from source/ if it exists,
 else the grading fixture): mostly the reference solutions, plus every mutant of tests/mutants and
-the untouched release, cycled. Grades the same submissions three times from a fresh gradebook:
+the untouched release, cycled. Each round grades the same submissions, each contender from a fresh course and gradebook:
   1. plain nbgrader:  `nbgrader autograde LESSON` then `nbgrader generate_feedback LESSON`
                       (sequential, one process, nbgrader's own Execute; timed separately),
-  2. `course grade LESSON --jobs 1`,
-  3. `course grade LESSON --jobs 2`
-and prints submissions per minute, the speedups, and whether every submission got the same
+  2. `course grade LESSON --jobs 2` (and `--jobs 1` with --with-jobs1).
+The order alternates between rounds (plain first, then course grade first, ...), so a change in
+the machine's speed during the run does not land on one contender only; the figures printed are
+per-round ratios and medians over rounds. It also checks that every submission got the same
 autograded score from both graders. Wall-clock and CPU time are both reported, side by side in one
 run: on a shared, loaded machine the wall-clock ratios move with the other load, while the CPU
 seconds of each run (of the whole process tree: every kernel, worker and probe is reaped, so
@@ -15,8 +16,8 @@ RUSAGE_CHILDREN counts it) say what the grading itself cost. "2-core estimate" i
 CPU times imply on an otherwise idle 2-core machine: plain's CPU seconds over course grade's CPU
 seconds spread over --jobs cores.
 
-Run: .venv/bin/python benchmarks/bench_grade.py [--lesson ID] [--n 40] [--sandbox bwrap]
-(prints figures; asserts nothing; takes several minutes on 2 cores)
+Run: .venv/bin/python benchmarks/bench_grade.py [--lesson ID] [--n 40] [--rounds 3] [--sandbox bwrap]
+(prints figures; asserts nothing; about 3.5 minutes per round of 40 on 2 cores)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -131,52 +133,93 @@ def auto_scores(course: Path, lesson: str) -> dict[str, float]:
     return {s: v[0] for s, v in gbk.scores(url, gbk.course_id(course), lesson).items()}
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lesson", default=None)
     parser.add_argument("--n", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--with-jobs1", action="store_true", help="also time --jobs 1 each round")
     args = parser.parse_args()
     lesson = pick_lesson(args.lesson)
     n = args.n
-    print(f"lesson {lesson}, {n} submissions, {os.cpu_count()} cores, sandbox {args.sandbox}")
-    print(f"load average before: {os.getloadavg()}")
-    with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
-        base = Path(tmp)
-        courses = {name: base / name for name in ("plain", "jobs1", "jobs2")}
-        for course in courses.values():
-            make_course(course, lesson, n)
-        plain_auto, plain_feedback = plain_nbgrader(courses["plain"], lesson)
-        jobs1 = course_grade(courses["jobs1"], lesson, 1, args.sandbox)
-        jobs2 = course_grade(courses["jobs2"], lesson, 2, args.sandbox)
-        scores = {name: auto_scores(course, lesson) for name, course in courses.items()}
-    print(f"load average after:  {os.getloadavg()}")
-    plain_total = (plain_auto[0] + plain_feedback[0], plain_auto[1] + plain_feedback[1])
+    print(
+        f"lesson {lesson}, {n} submissions, {args.rounds} rounds, {os.cpu_count()} cores, "
+        f"sandbox {args.sandbox}"
+    )
+    names = ["plain", "jobs2"] + (["jobs1"] if args.with_jobs1 else [])
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
+    feedback: list[tuple[float, float]] = []
+    mismatches: list[str] = []
+    for r in range(args.rounds):
+        # alternate the order (plain first, then course grade first, ...) so a drift in the
+        # machine's speed during the run does not land on one contender only
+        order = names if r % 2 == 0 else names[::-1]
+        load = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
+            courses = {name: Path(tmp) / name for name in names}
+            for course in courses.values():
+                make_course(course, lesson, n)
+            for name in order:
+                if name == "plain":
+                    auto, fb = plain_nbgrader(courses[name], lesson)
+                    runs[name].append(auto)
+                    feedback.append(fb)
+                else:
+                    runs[name].append(
+                        course_grade(courses[name], lesson, int(name[-1]), args.sandbox)
+                    )
+            scores = {name: auto_scores(course, lesson) for name, course in courses.items()}
+        for name in names[1:]:
+            for student, value in sorted(scores["plain"].items()):
+                if scores[name].get(student) != value:
+                    mismatches.append(
+                        f"round {r + 1} {name} {student}: nbgrader {value}, "
+                        f"course grade {scores[name].get(student)}"
+                    )
+        ratio = runs["plain"][-1][0] / runs["jobs2"][-1][0]
+        print(
+            f"round {r + 1} ({' then '.join(order)}, load {load:.1f} -> "
+            f"{os.getloadavg()[0]:.1f}): plain {runs['plain'][-1][0]:.1f} s, "
+            f"jobs2 {runs['jobs2'][-1][0]:.1f} s, wall ratio {ratio:.2f}x",
+            flush=True,
+        )
+
+    plain_total = [(a[0] + f[0], a[1] + f[1]) for a, f in zip(runs["plain"], feedback, strict=True)]
     rows = [
-        ("nbgrader autograde (sequential)", plain_auto),
+        ("nbgrader autograde (sequential)", runs["plain"]),
         ("nbgrader autograde + generate_feedback", plain_total),
-        ("course grade --jobs 1 (incl. feedback)", jobs1),
-        ("course grade --jobs 2 (incl. feedback)", jobs2),
+        ("course grade --jobs 2 (incl. feedback)", runs["jobs2"]),
     ]
-    print(f"\n{'run':44s} {'wall s':>8s} {'CPU s':>8s} {'subs/min':>9s}")
-    for name, (wall, cpu) in rows:
+    if args.with_jobs1:
+        rows.append(("course grade --jobs 1 (incl. feedback)", runs["jobs1"]))
+    print(f"\nmedians over {args.rounds} rounds")
+    print(f"{'run':44s} {'wall s':>8s} {'CPU s':>8s} {'subs/min':>9s}")
+    for name, values in rows:
+        wall, cpu = _median([v[0] for v in values]), _median([v[1] for v in values])
         print(f"{name:44s} {wall:8.1f} {cpu:8.1f} {60 * n / wall:9.1f}")
-    print("\nspeedup of --jobs 2 over                  wall-clock   2-core estimate (CPU)")
-    for name, (wall, cpu) in (
-        ("plain autograde", plain_auto),
+    print("\nspeedup of --jobs 2 over       per-round wall ratios      median   2-core est. (CPU)")
+    for name, values in (
+        ("plain autograde", runs["plain"]),
         ("plain autograde + feedback", plain_total),
     ):
-        print(f"  {name:38s} {wall / jobs2[0]:8.2f}x   {cpu / (jobs2[1] / 2):8.2f}x")
-    print(f"  {'--jobs 1':38s} {jobs1[0] / jobs2[0]:8.2f}x")
-    print(f"CPU per submission: plain {plain_auto[1] / n:.2f} s, course grade {jobs2[1] / n:.2f} s")
-    for name in ("jobs1", "jobs2"):
-        same = sum(scores[name].get(s) == v for s, v in scores["plain"].items())
+        ratios = [p[0] / j[0] for p, j in zip(values, runs["jobs2"], strict=True)]
+        cpu_ratios = [p[1] / (j[1] / 2) for p, j in zip(values, runs["jobs2"], strict=True)]
         print(
-            f"{name}: {same}/{len(scores['plain'])} students scored as plain nbgrader scored them"
+            f"  {name:28s} {' '.join(f'{x:.2f}' for x in ratios):24s} "
+            f"{_median(ratios):6.2f}x   {_median(cpu_ratios):6.2f}x"
         )
-        for student, value in sorted(scores["plain"].items()):
-            if scores[name].get(student) != value:
-                print(f"   {student}: nbgrader {value}, course grade {scores[name].get(student)}")
+    cpu_plain = _median([v[1] for v in runs["plain"]]) / n
+    cpu_ours = _median([v[1] for v in runs["jobs2"]]) / n
+    print(f"CPU per submission (median): plain {cpu_plain:.2f} s, course grade {cpu_ours:.2f} s")
+    total = args.rounds * n * (len(names) - 1)
+    print(f"{total - len(mismatches)}/{total} gradings scored as plain nbgrader scored them")
+    for line in mismatches:
+        print("   " + line)
 
 
 if __name__ == "__main__":
