@@ -239,3 +239,26 @@ def dp_profile_kwargs(draw):
 #: The state in which a learner saved one autograded check cell: never run, run and passed
 #: (no error output), run and failed (an error output).
 CHECK_CELL_STATES = st.lists(st.sampled_from(("not run", "passed", "failed")), max_size=12)
+
+
+# --- pipe01: model specs and partitions (course_lib.pipeline.partition) ----------------------
+
+
+@st.composite
+def model_specs(draw, max_layers: int = 8):
+    """A random ModelSpec of 1..max_layers layers on exact grids: times k/4 s, integer parameter
+    counts, stashed bytes and cut bytes (zeros included), so sums, transfers 2A/β for β a power
+    of two, and memory totals are exact in floating point."""
+    from course_lib.pipeline.partition import ModelSpec
+
+    n = draw(st.integers(1, max_layers))
+    quarters = st.integers(0, 12).map(lambda k: k / 4)
+    counts = st.integers(0, 64).map(float)
+
+    def column(values):
+        return draw(st.lists(values, min_size=n, max_size=n))
+
+    cuts = draw(st.lists(st.integers(0, 8).map(float), min_size=n - 1, max_size=n - 1))
+    return ModelSpec.from_arrays(
+        column(quarters), column(quarters), column(counts), column(counts), cuts
+    )

@@ -2,7 +2,8 @@
 
 - schedule: the IR (Action, Schedule) and the generators gpipe, one_f_one_b (pipe02, pipe03);
 - simulate: the event-driven simulator -> Timeline (makespan, idle fraction, overhead, stashes);
-- formulas: closed forms for balanced stages, each checked against the simulator in the tests.
+- formulas: closed forms for balanced stages, each checked against the simulator in the tests;
+- partition: model specs, stage times and memory of a partition, the min-max partition (pipe01).
 """
 
 from .formulas import (
@@ -13,12 +14,27 @@ from .formulas import (
     peak_in_flight_gpipe,
     peak_in_flight_one_f_one_b,
 )
+from .partition import (
+    Layer,
+    ModelSpec,
+    Partition,
+    cut_traffic,
+    even_blocks,
+    gpt_spec,
+    min_max_partition,
+    stage_costs,
+    stage_memory,
+    stage_times,
+)
 from .schedule import KINDS, Action, Schedule, gpipe, one_f_one_b
 from .simulate import ScheduleDeadlock, Timeline, simulate
 
 __all__ = [
     "KINDS",
     "Action",
+    "Layer",
+    "ModelSpec",
+    "Partition",
     "Schedule",
     "ScheduleDeadlock",
     "Timeline",
@@ -31,4 +47,12 @@ __all__ = [
     "peak_in_flight_gpipe",
     "peak_in_flight_one_f_one_b",
     "simulate",
+    # pipe01: partitions
+    "cut_traffic",
+    "even_blocks",
+    "gpt_spec",
+    "min_max_partition",
+    "stage_costs",
+    "stage_memory",
+    "stage_times",
 ]
