@@ -6,10 +6,18 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib.pipeline import Action, Schedule, gpipe, one_f_one_b, simulate
+from course_lib.pipeline import (
+    Action,
+    Schedule,
+    gpipe,
+    interleaved_1f1b,
+    one_f_one_b,
+    simulate,
+    zero_bubble_h1,
+)
 from tests.strategies import pipeline_shapes, random_pipeline_schedules
 
 
@@ -224,3 +232,199 @@ def test_random_schedules_satisfy_the_ir(schedule):
     """The shared random-schedule strategy builds valid Schedules (placement k % num_ranks)."""
     for rank, rank_actions in enumerate(schedule.actions):
         assert all(a.stage % schedule.num_ranks == rank for a in rank_actions)
+
+
+# --- interleaved 1F1B (pipe04) ----------------------------------------------------------------
+
+
+def accepted_interleaved(p: int, m: int, v: int) -> bool:
+    """The acceptance rule written out: v = 1 always; else rounds = max(1, m // p) divides m."""
+    return v == 1 or m % max(1, m // p) == 0
+
+
+@st.composite
+def interleaved_shapes(draw, max_ranks: int = 6, max_microbatches: int = 20, max_chunks: int = 4):
+    """(p, m, v) that interleaved_1f1b accepts."""
+    p = draw(st.integers(1, max_ranks))
+    v = draw(st.integers(1, max_chunks))
+    m = draw(st.integers(1, max_microbatches).filter(lambda m: accepted_interleaved(p, m, v)))
+    return p, m, v
+
+
+def megatron_loop_order(p: int, m: int, v: int) -> list[list[tuple[str, int, int]]]:
+    """Re-derivation of Megatron-LM's loops (not the generator's closed forms): a
+    lookup table of (microbatch, chunk) in groups of g per chunk (Megatron's get_schedule_table,
+    g = p, or PyTorch's round size m // rounds), then per rank the warm-up loop, the 1F1B loop
+    (one forward, one backward) and the cooldown loop, the backward visiting chunks in reverse
+    and each chunk's microbatches counted off in order."""
+    g = m // max(1, m // p)
+    table = [(j, c) for start in range(0, m, g) for c in range(v) for j in range(start, start + g)]
+    orders = []
+    for rank in range(p):
+        total = m * v
+        warmup = min(total, (p - rank - 1) * 2 + (v - 1) * g)
+        next_backward = [0] * v
+        forwards = [("F", c * p + rank, j) for j, c in table]
+        backward_chunks = [v - 1 - c for _, c in table]
+        backwards = []
+        for c in backward_chunks:
+            backwards.append(("B", c * p + rank, next_backward[c]))
+            next_backward[c] += 1
+        order = forwards[:warmup]
+        for k in range(total - warmup):
+            order += [forwards[warmup + k], backwards[k]]
+        order += backwards[total - warmup :]
+        orders.append(order)
+    return orders
+
+
+def as_triples(schedule: Schedule) -> list[list[tuple[str, int, int]]]:
+    return [[(a.kind, a.stage, a.microbatch) for a in acts] for acts in schedule.actions]
+
+
+def test_interleaved_p2_m4_v2_by_hand():
+    """p = 2, m = 4, v = 2 (stages 0, 2 on rank 0; 1, 3 on rank 1). Rank 0 warms up
+    2·(2 - 0 - 1) + (2 - 1)·2 = 4 forwards (chunk 0 on microbatches 0, 1, then chunk 1 on 0, 1),
+    rank 1 two; then F/B pairs, backwards starting from the last chunk."""
+    expected = [
+        "F0m0 F0m1 F2m0 F2m1 F0m2 B2m0 F0m3 B2m1 F2m2 B0m0 F2m3 B0m1 B2m2 B2m3 B0m2 B0m3",
+        "F1m0 F1m1 F3m0 B3m0 F3m1 B3m1 F1m2 B1m0 F1m3 B1m1 F3m2 B3m2 F3m3 B3m3 B1m2 B1m3",
+    ]
+
+    def parse(text):
+        return tuple(
+            Action(t[0], int(t[1 : t.index("m")]), int(t[t.index("m") + 1 :])) for t in text.split()
+        )
+
+    schedule = interleaved_1f1b(2, 4, 2)
+    assert schedule.actions == tuple(parse(text) for text in expected)
+    assert (schedule.num_stages, schedule.num_ranks, schedule.chunks_per_rank) == (4, 2, 2)
+
+
+@given(interleaved_shapes())
+@settings(deadline=None)
+def test_interleaved_equals_a_rederivation_of_megatrons_loop(shape):
+    """Every accepted (p, m, v > 1): the generated per-rank order equals the loop-by-loop
+    re-derivation above (PyTorch 2.13's order too: scripts/check_interleaved_against_torch.py)."""
+    p, m, v = shape
+    if v == 1:
+        return
+    assert as_triples(interleaved_1f1b(p, m, v)) == megatron_loop_order(p, m, v)
+
+
+@given(interleaved_shapes())
+@settings(deadline=None)
+def test_interleaved_runs_every_action_once_on_its_rank_and_completes(shape):
+    """Each (stage, microbatch) has one F and one B, on rank stage % p; forwards of one chunk in
+    microbatch order; the simulator completes it (no deadlock)."""
+    p, m, v = shape
+    schedule = interleaved_1f1b(p, m, v)
+    expected = {(k, s, j): 1 for k in "FB" for s in range(v * p) for j in range(m)}
+    assert _identity_counts(schedule) == expected
+    for rank, acts in enumerate(schedule.actions):
+        assert all(a.stage % p == rank for a in acts)
+        for stage in range(rank, v * p, p):
+            assert [a.microbatch for a in acts if a.kind == "F" and a.stage == stage] == list(
+                range(m)
+            )
+    assert len(simulate(schedule, 1.0, 2.0, p2p_latency=0.5).events) == 2 * v * p * m
+
+
+@given(pipeline_shapes(max_stages=8, max_microbatches=20))
+def test_interleaved_with_one_chunk_is_one_f_one_b(shape):
+    """v = 1 is plain 1F1B, for every m."""
+    p, m = shape
+    assert interleaved_1f1b(p, m, 1) == one_f_one_b(p, m)
+
+
+def test_interleaved_accepts_pytorchs_relaxation():
+    """p = 4 accepts m = 10 (2 rounds of 5) and m = 3 (1 round of 3), as PyTorch 2.13 does;
+    Megatron-LM's m % p == 0 is contained; m = 9 (2 rounds do not divide 9) is refused."""
+    for m in (3, 4, 8, 10, 12):
+        assert interleaved_1f1b(4, m, 2).num_stages == 8
+    with pytest.raises(ValueError, match="num_microbatches=9 is not accepted") as info:
+        interleaved_1f1b(4, 9, 2)
+    assert "multiple of 2" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "args, error, fragment",
+    [
+        ((4, 8, 0), ValueError, "chunks_per_rank must be an int >= 1, got 0"),
+        ((4, 8, -2), ValueError, "chunks_per_rank must be an int >= 1, got -2"),
+        ((4, 8, 2.0), TypeError, "chunks_per_rank"),
+        ((4, 8, True), TypeError, "chunks_per_rank"),
+        ((0, 8, 2), ValueError, "num_ranks must be an int >= 1, got 0"),
+        ((4, 0, 2), ValueError, "num_microbatches must be an int >= 1, got 0"),
+        ((4, 11, 3), ValueError, "num_microbatches=11 is not accepted with num_ranks=4"),
+        ((3, 7, 2), ValueError, "multiple of 2"),
+    ],
+)
+def test_interleaved_rejects_bad_arguments(args, error, fragment):
+    """chunks_per_rank < 1, non-integers and (p, m, v) outside the accepted set: clear errors
+    naming the argument."""
+    with pytest.raises(error) as info:
+        interleaved_1f1b(*args)
+    assert fragment in str(info.value)
+
+
+@given(st.integers(1, 8), st.integers(1, 40), st.integers(2, 4))
+def test_interleaved_acceptance_is_the_stated_rule(p, m, v):
+    """interleaved_1f1b accepts (p, m, v > 1) exactly when max(1, m // p) divides m."""
+    if accepted_interleaved(p, m, v):
+        assert interleaved_1f1b(p, m, v).num_microbatches == m
+    else:
+        with pytest.raises(ValueError, match="num_microbatches"):
+            interleaved_1f1b(p, m, v)
+
+
+def test_interleaved_placement_error_names_rank_and_position():
+    """A stage the rank does not hold (interleaved placement, 4 stages on 2 ranks)."""
+    acts = ((Action("F", 0, 0), Action("F", 3, 0)), (Action("F", 1, 0),))
+    with pytest.raises(ValueError) as info:
+        Schedule(4, 1, 2, acts)
+    assert "rank 0, position 1: F(s3,m0) is on rank 0 but stage 3 lives on rank 1" in str(
+        info.value
+    )
+
+
+# --- ZB-H1 (pipe04) ---------------------------------------------------------------------------
+
+
+def test_zero_bubble_h1_p4_m6_by_hand():
+    """ZB-H1, p = 4, m = 6: stage s keeps 1F1B's F/B order and runs W(j) right after B(j + s);
+    the last s W run at the end (Qi et al. 2024, Fig. 3 top)."""
+    expected = [
+        "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 B3 W3 B4 W4 B5 W5",
+        "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 B4 W3 B5 W4 W5",
+        "F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 B5 W3 W4 W5",
+        "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 W3 W4 W5",
+    ]
+    assert zero_bubble_h1(4, 6).actions == tuple(order(s, t) for s, t in enumerate(expected))
+    assert zero_bubble_h1(4, 6).has_weight_actions
+
+
+@given(pipeline_shapes(max_stages=8, max_microbatches=16))
+@settings(deadline=None)
+def test_zero_bubble_h1_structure(shape):
+    """Each (stage, microbatch) has one F, one B and one W, in microbatch order per kind; F and B
+    are in 1F1B's order; every W comes after its B; the simulator completes it."""
+    p, m = shape
+    schedule = zero_bubble_h1(p, m)
+    expected = {(k, s, j): 1 for k in "FBW" for s in range(p) for j in range(m)}
+    assert _identity_counts(schedule) == expected
+    for acts, plain in zip(schedule.actions, one_f_one_b(p, m).actions, strict=True):
+        assert [a for a in acts if a.kind != "W"] == list(plain)
+        assert [a.microbatch for a in acts if a.kind == "W"] == list(range(m))
+        position = {(a.kind, a.microbatch): i for i, a in enumerate(acts)}
+        assert all(position[("W", j)] > position[("B", j)] for j in range(m))
+    assert len(simulate(schedule, 1.0, 1.0, 1.0, p2p_latency=0.25).events) == 3 * p * m
+
+
+@pytest.mark.parametrize("argument", ["num_stages", "num_microbatches"])
+@pytest.mark.parametrize("value, error", [(0, ValueError), (2.0, TypeError)])
+def test_zero_bubble_h1_rejects_bad_arguments(argument, value, error):
+    """Bad counts raise, naming the argument."""
+    args = {"num_stages": 4, "num_microbatches": 8, argument: value}
+    with pytest.raises(error, match=argument):
+        zero_bubble_h1(**args)

@@ -17,8 +17,10 @@ from course_lib.pipeline import (
     ScheduleDeadlock,
     Timeline,
     gpipe,
+    interleaved_1f1b,
     one_f_one_b,
     simulate,
+    zero_bubble_h1,
 )
 from tests.strategies import (
     PIPE_GRID_TIMES,
@@ -83,15 +85,26 @@ def per_stage(draw, p: int) -> list[float]:
 
 @st.composite
 def costed_builtin_schedules(draw):
+    """GPipe, 1F1B, ZB-H1 or interleaved 1F1B (v = 2, 3 with an accepted m) and per-stage costs
+    (W costs only for ZB-H1)."""
     p, m = draw(pipeline_shapes(max_stages=6, max_microbatches=8))
-    schedule = draw(st.sampled_from([gpipe, one_f_one_b]))(p, m)
-    costs = {"F": per_stage(draw, p), "B": per_stage(draw, p), "W": [0.0] * p}
+    generator = draw(st.sampled_from(["gpipe", "1f1b", "zb-h1", "interleaved"]))
+    if generator == "interleaved":
+        p = min(p, 4)
+        v = draw(st.integers(2, 3))
+        m = draw(st.sampled_from([j for j in range(1, 9) if j % max(1, j // p) == 0]))
+        schedule = interleaved_1f1b(p, m, v)
+    else:
+        schedule = {"gpipe": gpipe, "1f1b": one_f_one_b, "zb-h1": zero_bubble_h1}[generator](p, m)
+    n = schedule.num_stages
+    weights = per_stage(draw, n) if generator == "zb-h1" else [0.0] * n
+    costs = {"F": per_stage(draw, n), "B": per_stage(draw, n), "W": weights}
     return schedule, costs, draw(PIPE_GRID_TIMES)
 
 
 @st.composite
 def costed_builtin_schedules_per_hop(draw):
-    """GPipe/1F1B with per-stage costs and a different latency on every hop."""
+    """Built-in schedules with per-stage costs and a different latency on every hop."""
     schedule, costs, _ = draw(costed_builtin_schedules())
     hops = draw(st.lists(PIPE_GRID_TIMES, min_size=schedule.num_stages - 1,
                          max_size=schedule.num_stages - 1))  # fmt: skip
@@ -123,8 +136,9 @@ def _check_against_longest_path(schedule, costs, latency):
 @given(costed_builtin_schedules())
 @settings(max_examples=150, deadline=None)
 def test_makespan_is_longest_path_of_action_dag_builtin(case):
-    """GPipe/1F1B with random per-stage costs and latency: makespan and every start time equal the
-    longest paths of the action DAG computed independently with networkx (exact: grid times)."""
+    """GPipe/1F1B/ZB-H1/interleaved 1F1B with random per-stage costs and latency: makespan and
+    every start time equal the longest paths of the action DAG computed independently with
+    networkx (exact: grid times)."""
     _check_against_longest_path(*case)
 
 

@@ -1,18 +1,23 @@
 """Pipeline schedules as data, their simulation and their closed forms (Module 2).
 
-- schedule: the IR (Action, Schedule) and the generators gpipe, one_f_one_b (pipe02, pipe03);
+- schedule: the IR (Action, Schedule) and the generators gpipe, one_f_one_b (pipe02, pipe03),
+  interleaved_1f1b and zero_bubble_h1 (pipe04);
 - simulate: the event-driven simulator -> Timeline (makespan, idle fraction, overhead, stashes);
 - formulas: closed forms for balanced stages, each checked against the simulator in the tests;
 - partition: model specs, stage times and memory of a partition, the min-max partition (pipe01).
 """
 
 from .formulas import (
+    boundary_crossings,
     fill_drain_idle_fraction,
     fill_drain_makespan,
     fill_drain_overhead,
+    interleaved_overhead,
     one_f_one_b_warmup,
     peak_in_flight_gpipe,
     peak_in_flight_one_f_one_b,
+    peak_in_flight_zero_bubble_h1,
+    zero_bubble_h1_bubble,
 )
 from .partition import (
     Layer,
@@ -26,7 +31,15 @@ from .partition import (
     stage_memory,
     stage_times,
 )
-from .schedule import KINDS, Action, Schedule, gpipe, one_f_one_b
+from .schedule import (
+    KINDS,
+    Action,
+    Schedule,
+    gpipe,
+    interleaved_1f1b,
+    one_f_one_b,
+    zero_bubble_h1,
+)
 from .simulate import ScheduleDeadlock, Timeline, simulate
 
 __all__ = [
@@ -38,15 +51,21 @@ __all__ = [
     "Schedule",
     "ScheduleDeadlock",
     "Timeline",
+    "boundary_crossings",
     "fill_drain_idle_fraction",
     "fill_drain_makespan",
     "fill_drain_overhead",
     "gpipe",
+    "interleaved_1f1b",
+    "interleaved_overhead",
     "one_f_one_b",
     "one_f_one_b_warmup",
     "peak_in_flight_gpipe",
     "peak_in_flight_one_f_one_b",
+    "peak_in_flight_zero_bubble_h1",
     "simulate",
+    "zero_bubble_h1",
+    "zero_bubble_h1_bubble",
     # pipe01: partitions
     "cut_traffic",
     "even_blocks",

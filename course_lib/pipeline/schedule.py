@@ -1,4 +1,7 @@
-"""A pipeline schedule as data: the IR and the GPipe and 1F1B generators (pipe02, pipe03).
+"""A pipeline schedule as data: the IR and its generators (pipe02-pipe04).
+
+Generators: gpipe (fill-drain), one_f_one_b (synchronous 1F1B), interleaved_1f1b (Megatron-LM's
+interleaved 1F1B over virtual chunks) and zero_bubble_h1 (ZB-H1, split backward).
 
 A :class:`Schedule` lists, for every rank, the ordered :class:`Action` s that rank executes. Stages
 are global indices 0..num_stages-1 and stage k lives on rank ``k % num_ranks``; with
@@ -157,3 +160,112 @@ def one_f_one_b(num_stages: int, num_microbatches: int) -> Schedule:
     p, m = check_pipeline_shape(num_stages, num_microbatches)
     actions = tuple(_one_f_one_b_stage(p, m, s) for s in range(p))
     return Schedule(p, m, p, actions, name="1F1B")
+
+
+def check_interleaved_shape(
+    num_ranks: object, num_microbatches: object, chunks_per_rank: object
+) -> tuple[int, int, int]:
+    """Validate (p, m, v) for :func:`interleaved_1f1b` and return them as ints.
+
+    Accepted: v = 1 with any m (plain 1F1B); v > 1 with rounds = max(1, m // p) dividing m — the
+    rule of PyTorch 2.13's ``ScheduleInterleaved1F1B``, which contains Megatron-LM's m % p == 0.
+    """
+    p = check_int("num_ranks", num_ranks)
+    m = check_int("num_microbatches", num_microbatches)
+    v = check_int("chunks_per_rank", chunks_per_rank)
+    rounds = max(1, m // p)
+    if v > 1 and m % rounds:
+        below, above = rounds * (m // rounds), rounds * (m // rounds + 1)
+        raise ValueError(
+            f"num_microbatches={m} is not accepted with num_ranks={p}, chunks_per_rank={v}: "
+            f"the interleaved schedule runs rounds = max(1, m // p) = {rounds} rounds of equal "
+            f"size, so m must be a multiple of {rounds} (PyTorch 2.13's rule; Megatron-LM asks "
+            f"m % p == 0) — e.g. m = {below} or {above}, any m < {2 * p}, or a multiple of p={p}"
+        )
+    return p, m, v
+
+
+def _interleaved_rank(p: int, m: int, v: int, rank: int) -> tuple[Action, ...]:
+    """Rank ``rank`` of interleaved 1F1B: warm-up forwards, F/B pairs, cooldown backwards.
+
+    g = m // max(1, m // p) microbatches per round (g = p when p divides m). The k-th forward runs
+    chunk (k // g) % v on microbatch (k // (g v)) g + k % g; the k-th backward the same microbatch
+    of chunk v - 1 - (k // g) % v. Warm-up: min(m v, 2 (p - rank - 1) + (v - 1) g) forwards.
+    """
+    g = m // max(1, m // p)
+    total = m * v
+    warmup = min(total, 2 * (p - rank - 1) + (v - 1) * g)
+
+    def forward(k: int) -> Action:
+        return Action("F", ((k // g) % v) * p + rank, (k // (g * v)) * g + k % g)
+
+    def backward(k: int) -> Action:
+        return Action("B", (v - 1 - (k // g) % v) * p + rank, (k // (g * v)) * g + k % g)
+
+    order = [forward(k) for k in range(warmup)]
+    for k in range(total - warmup):
+        order += [forward(warmup + k), backward(k)]
+    order += [backward(k) for k in range(total - warmup, total)]
+    return tuple(order)
+
+
+def interleaved_1f1b(num_ranks: int, num_microbatches: int, chunks_per_rank: int) -> Schedule:
+    """Interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2, Fig. 4 bottom) over v chunks per rank (pipe04).
+
+    p = num_ranks, m = num_microbatches, v = chunks_per_rank; num_stages = v·p and global stage k
+    (chunk k // p) lives on rank k % p. Per rank, in the order of Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving`` (megatron/core/pipeline_parallel/
+    schedules.py, default microbatch group size p): w = min(m·v, 2(p - rank - 1) + (v - 1)·p)
+    warm-up forwards, then one forward and one backward alternately, then the remaining backwards.
+    Microbatches go in groups of p per chunk: the k-th forward runs chunk (k // p) % v on
+    microbatch (k // (p·v))·p + k % p; backwards visit the chunks in reverse (v - 1 - (k // p) % v).
+
+    Accepted (p, m, v): v = 1 with any m returns :func:`one_f_one_b` (p, m) itself (Megatron
+    runs the plain schedule without virtual stages); v > 1 needs rounds = max(1, m // p) to divide
+    m, the rule of PyTorch 2.13's ``ScheduleInterleaved1F1B`` (e.g. p = 4 accepts m = 10 and
+    m = 3). Megatron-LM requires m % p == 0; for those m both give the same order. For PyTorch's
+    extra m the groups have g = m // rounds microbatches instead of p (g replaces p in the
+    formulas above) — PyTorch 2.13's per-rank order, checked action for action by
+    scripts/check_interleaved_against_torch.py. Anything else raises ValueError naming the
+    argument; chunks_per_rank < 1 too.
+    """
+    p, m, v = check_interleaved_shape(num_ranks, num_microbatches, chunks_per_rank)
+    if v == 1:
+        return one_f_one_b(p, m)
+    actions = tuple(_interleaved_rank(p, m, v, rank) for rank in range(p))
+    return Schedule(v * p, m, p, actions, name="interleaved 1F1B")
+
+
+def _zero_bubble_h1_stage(p: int, m: int, s: int) -> tuple[Action, ...]:
+    """Stage s of ZB-H1: the 1F1B order with B the input gradient, W(j) right after B(j + s)."""
+    warmup = min(m, p - s - 1)
+    order = [Action("F", s, j) for j in range(warmup)]
+
+    def backward(k: int) -> list[Action]:
+        done = [Action("B", s, k)]
+        if k >= s:  # W waits s backwards: the delay that fills the drain of later stages
+            done.append(Action("W", s, k - s))
+        return done
+
+    for k in range(m - warmup):
+        order += [Action("F", s, warmup + k), *backward(k)]
+    for k in range(m - warmup, m):
+        order += backward(k)
+    order += [Action("W", s, j) for j in range(max(0, m - s), m)]
+    return tuple(order)
+
+
+def zero_bubble_h1(num_stages: int, num_microbatches: int) -> Schedule:
+    """ZB-H1 (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", ICLR 2024, Sec. 2.1, Fig. 3 top) (pipe04).
+
+    The backward is split into B (input gradient, on the critical path) and W (weight gradient,
+    free to move). Stage s keeps 1F1B's order of F and B — min(m, p - s - 1) warm-up forwards,
+    then F/B alternation, then the remaining B — and runs W(j) right after B(j + s): the W
+    passes start s microbatches late, so every stage holds the same number of stashes as the
+    first (counted until W), and the deferred W fill the drain bubble. The last s W run at the
+    end. This is the order PyTorch 2.13's ``ScheduleInterleavedZeroBubble`` gives one stage per
+    rank. One stage per rank.
+    """
+    p, m = check_pipeline_shape(num_stages, num_microbatches)
+    actions = tuple(_zero_bubble_h1_stage(p, m, s) for s in range(p))
+    return Schedule(p, m, p, actions, name="ZB-H1")
