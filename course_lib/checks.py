@@ -92,6 +92,33 @@ def _hint(
     return ""
 
 
+def distinct_hints(
+    pairs: Iterable[tuple[Any, str]], expected: Any, *, rtol: float = 0.0, atol: float = 0.0
+) -> dict[Any, str]:
+    """``known_wrong`` for a check from (value, mistake) pairs: only the values that differ from
+    ``expected`` and from every other pair's value (numbers within atol + rtol·|b| count as the
+    same; NaN never matches), so a hint never names one mistake where another, or the right
+    answer, gives the same value."""
+    items = _tuple(pairs)
+
+    def same(a: Any, b: Any) -> bool:
+        if _isinstance(a, _FLOAT_TYPES) and _isinstance(b, _FLOAT_TYPES):
+            a, b = _float(a), _float(b)
+            return not (_isnan(a) or _isnan(b)) and _close(a, b, rtol, atol)
+        return a == b
+
+    def usable(value: Any) -> bool:
+        return not (_isinstance(value, _FLOAT_TYPES) and _isnan(_float(value)))
+
+    return {
+        value: why
+        for value, why in items
+        if usable(value)
+        and not same(value, expected)
+        and sum(1 for other, _ in items if same(value, other)) == 1
+    }
+
+
 def check_float(
     name: str,
     got: Any,

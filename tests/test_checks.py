@@ -206,3 +206,17 @@ def test_forbid_disables_closures_too() -> None:
         with pytest.raises(checks.DelegationError):
             module.f(1)
     assert module.f(1) == 2
+
+
+def test_distinct_hints_keep_only_values_that_name_one_mistake() -> None:
+    """A value shared by two mistakes, or equal to the answer, or NaN, gives no hint."""
+    pairs = [(3, "a"), (4, "b"), (4, "c"), (5, "right by accident"), (6, "d")]
+    assert checks.distinct_hints(pairs, 5) == {3: "a", 6: "d"}
+    floats = [(1.0 + 1e-9, "close to the answer"), (2.0, "x"), (2.0 + 1e-9, "y"), (math.nan, "z")]
+    assert checks.distinct_hints(floats, 1.0, rtol=1e-6) == {}
+    assert checks.distinct_hints(floats, 1.0) == {1.0 + 1e-9: "close to the answer"} | {
+        2.0: "x",
+        2.0 + 1e-9: "y",
+    }
+    with pytest.raises(AnswerError, match="that is b"):
+        checks.check_int("n", 4, 5, known_wrong=checks.distinct_hints([(4, "b"), (7, "c")], 5))

@@ -412,21 +412,15 @@ def _rgb255(colour: str) -> list[int]:
     return [int(round(255 * c)) for c in to_rgb(colour)]
 
 
-def fill_drain_explorer(
-    num_stages: int = 4,
-    num_microbatches: int = 8,
-    forward_time: float = 1e-3,
-    backward_time: float = 2e-3,
-    p2p_latency: float = 0.0,
-    schedule: str = "GPipe",
-) -> FillDrainExplorer:
-    """Explorer: p, m, latency δ and GPipe/1F1B -> schedule grid, stage-0 stash, formula vs simulate (pipe02).
-
-    Sliders num_stages p (1-16), num_microbatches m (1-64) and the point-to-point latency δ in ms
-    (0 to 2·t_f); a toggle GPipe / 1F1B. The closed form is the balanced fill-drain one,
-    (m + p - 1)(t_f + t_b) + 2(p - 1)δ, with idle 1 - m(t_f + t_b)/makespan, which is
-    (p - 1)/(m + p - 1) at δ = 0; 1F1B meets it at δ = 0 only.
-    """
+def pipeline_sliders(
+    num_stages: int,
+    num_microbatches: int,
+    forward_time: float,
+    backward_time: float,
+    p2p_latency: float,
+) -> tuple[dict[str, widgets.ValueWidget], float, float]:
+    """Validated sliders num_stages p (1-16), num_microbatches m (1-64) and latency δ in ms (0 to
+    2·t_f) shared by the pipeline explorers (pipe02, pipe03), with t_f and t_b in seconds."""
     from course_lib.pipeline._validate import check_duration, check_pipeline_shape
 
     p, m = check_pipeline_shape(num_stages, num_microbatches)
@@ -441,8 +435,6 @@ def fill_drain_explorer(
         raise ValueError(
             f"the explorer covers num_stages 1..16 and num_microbatches 1..64, got {p}, {m}"
         )
-    if schedule not in ("GPipe", "1F1B"):
-        raise ValueError(f"schedule must be 'GPipe' or '1F1B', got {schedule!r}")
     latency_max_ms = 2e3 * t_f
     if delta * 1e3 > latency_max_ms:
         raise ValueError(f"p2p_latency must be at most 2·forward_time = {2 * t_f} s, got {delta}")
@@ -462,6 +454,29 @@ def fill_drain_explorer(
             description="latency δ (ms)",
             style=wide,
         ),
-        "schedule": widgets.ToggleButtons(options=["GPipe", "1F1B"], value=schedule),
     }
+    return controls, t_f, t_b
+
+
+def fill_drain_explorer(
+    num_stages: int = 4,
+    num_microbatches: int = 8,
+    forward_time: float = 1e-3,
+    backward_time: float = 2e-3,
+    p2p_latency: float = 0.0,
+    schedule: str = "GPipe",
+) -> FillDrainExplorer:
+    """Explorer: p, m, latency δ and GPipe/1F1B -> schedule grid, stage-0 stash, formula vs simulate (pipe02).
+
+    Sliders num_stages p (1-16), num_microbatches m (1-64) and the point-to-point latency δ in ms
+    (0 to 2·t_f); a toggle GPipe / 1F1B. The closed form is the balanced fill-drain one,
+    (m + p - 1)(t_f + t_b) + 2(p - 1)δ, with idle 1 - m(t_f + t_b)/makespan, which is
+    (p - 1)/(m + p - 1) at δ = 0; 1F1B meets it at δ = 0 only.
+    """
+    controls, t_f, t_b = pipeline_sliders(
+        num_stages, num_microbatches, forward_time, backward_time, p2p_latency
+    )
+    if schedule not in ("GPipe", "1F1B"):
+        raise ValueError(f"schedule must be 'GPipe' or '1F1B', got {schedule!r}")
+    controls["schedule"] = widgets.ToggleButtons(options=["GPipe", "1F1B"], value=schedule)
     return FillDrainExplorer(controls, forward_time=t_f, backward_time=t_b)
