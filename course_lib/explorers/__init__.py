@@ -3,5 +3,6 @@
 ``base`` is the shared Explorer (controls -> model -> figure + metrics, < 100 ms per change);
 ``critical_path`` (cost01), ``clock_alignment`` (cost02), ``overlap`` (cost03), ``utilization``
 (cost04), ``activation_memory`` (cost05), ``straggler`` (cost06), ``collectives`` (cost07),
-``scaling`` (cost08), ``profiling`` (cost09), ``triage`` (cost10), ``fill_drain`` (pipe02).
+``scaling`` (cost08), ``profiling`` (cost09), ``triage`` (cost10), ``partition`` (pipe01),
+``fill_drain`` (pipe02).
 """

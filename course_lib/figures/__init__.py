@@ -5,6 +5,7 @@ figures and explorers can redraw into an existing Axes. Modules mirror the model
 ``graph`` (cost01: Gantt, dependency graph, slack, what-if), ``clocks`` (cost02), ``overlap``
 (cost03), ``utilization`` (cost04), ``memory`` (cost05), ``straggler`` (cost06), ``collectives``
 (cost07), ``scaling`` (cost08), ``profiling`` (cost09), ``stats`` (cost10: comparisons, power,
-trace diffs), ``pipeline`` (schedule grids, Module 2);
+trace diffs), ``pipeline`` (schedule grids, Module 2), ``partition`` (pipe01: per-layer costs,
+stage times and stage memory);
 ``style`` holds what several families share (time units, text metrics).
 """

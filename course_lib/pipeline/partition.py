@@ -68,6 +68,7 @@ __all__ = [
     "even_blocks",
     "gpt_spec",
     "min_max_partition",
+    "smallest_memory_limit",
     "stage_costs",
     "stage_in_flight",
     "stage_memory",
@@ -560,6 +561,25 @@ def _min_max(cost: np.ndarray, num_stages: int) -> tuple[float, tuple[int, ...]]
         ok = np.maximum(cost[s, a], best[s + 1]) <= value
         bounds.append(int(np.argmax(ok)))
     return value, tuple(bounds)
+
+
+def smallest_memory_limit(costs: StageCosts, num_stages: int) -> float:
+    """The least memory limit (bytes) some partition into ``num_stages`` meets: min over
+    partitions of the largest stage memory — the min-max partition of memory (pipe01)."""
+    if not isinstance(costs, StageCosts) or costs.memory is None:
+        raise TypeError(
+            f"costs must be a StageCosts from stage_costs(), got {type(costs).__name__}"
+        )
+    p = whole_count(num_stages, "num_stages")
+    if costs.memory.shape[0] != p:
+        raise ValueError(
+            f"costs were built for {costs.memory.shape[0]} stages but num_stages = {p}"
+        )
+    if p > costs.num_layers:
+        raise ValueError(
+            f"num_stages = {p} exceeds the {costs.num_layers} layers: a stage would be empty"
+        )
+    return _min_max(costs.memory, p)[0]
 
 
 def min_max_partition(

@@ -1,0 +1,304 @@
+"""pipe01's explorer: partition the lesson's GPT-like model into stages and watch stage times,
+stage memory under 1F1B and the simulated step."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from course_lib.explorers.base import Explorer, metrics_table
+
+PARTITIONS = ("equal blocks", "min-max", "min-max within limit")
+"""The explorer's partition choices: even_blocks, min_max_partition, and with memory_limit."""
+MAX_STAGES = 8
+GIB = 2.0**30
+
+
+@functools.lru_cache(maxsize=1)
+def _spec() -> Any:
+    from course_lib.pipeline.partition import gpt_spec
+
+    return gpt_spec()
+
+
+class PartitionExplorer(Explorer):
+    """Stages p, microbatches m, link bandwidth and a memory limit -> the chosen partition's stage
+    times (forward, backward, transfer; the equal split's as ticks) and stage memory (model
+    state, stashed activations × in-flight, the limit), with the simulated 1F1B step (pipe01).
+
+    For speed the figure has fixed axes on an Agg canvas and persistent bars (MAX_STAGES per
+    segment) whose geometry a change updates before one redraw. ``last_metrics`` holds the
+    numbers of the table: boundaries, stage_times, stage_memory, bottleneck, equal_bottleneck,
+    simulated_step, feasible (False when no partition meets the limit; the unconstrained min-max
+    is drawn then) and smallest_limit (bytes).
+    """
+
+    FIGSIZE = (10.0, 3.6)
+    DPI = 72
+
+    def __init__(self, controls: Mapping[str, widgets.ValueWidget]) -> None:
+        self.last_metrics: dict[str, Any] = {}
+        self._canvas: Any = None
+        super().__init__(controls, self._draw_frame, figsize=self.FIGSIZE, dpi=self.DPI)
+        first = [self.controls[k] for k in ("num_stages", "num_microbatches", "partition")]
+        second = [self.controls[k] for k in ("link_gbs", "memory_limit_gib")]
+        self.widget = widgets.VBox(
+            [widgets.HBox(first), widgets.HBox(second), self.metrics, self.image]
+        )
+
+    def _build(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.patches import Patch
+
+        from course_lib.figures.partition import LIMIT_COLOUR, MEMORY_COLOURS, TIME_COLOURS
+
+        fig = self.figure = Figure(figsize=self.FIGSIZE, dpi=self.DPI)
+        self._canvas = FigureCanvasAgg(fig)
+        left = fig.add_axes((0.07, 0.2, 0.36, 0.62))
+        right = fig.add_axes((0.56, 0.2, 0.36, 0.62))
+        self.axes = np.array([left, right], dtype=object)
+        x = np.arange(MAX_STAGES)
+        zeros = np.zeros(MAX_STAGES)
+        self._time_bars = {
+            part: left.bar(x, zeros, 0.7, color=TIME_COLOURS[part], edgecolor="white", lw=0.5)
+            for part in ("forward", "backward", "transfer")
+        }
+        (self._equal_ticks,) = left.plot([], [], "_", color="#333333", ms=28, mew=2)
+        self._bottleneck = left.axhline(0.0, color="#333333", lw=1.2, ls="--")
+        state_colour = MEMORY_COLOURS["optimizer"]
+        self._memory_bars = {
+            "state": right.bar(x, zeros, 0.7, color=state_colour, edgecolor="white", lw=0.5),
+            "activations": right.bar(
+                x, zeros, 0.7, color=MEMORY_COLOURS["activations"], edgecolor="white", lw=0.5
+            ),
+        }
+        self._limit = right.axhline(0.0, color=LIMIT_COLOUR, lw=1.5, ls="--")
+        self._limit_label = right.text(
+            1.0, 0.0, "limit", transform=right.get_yaxis_transform(), ha="right", va="bottom",
+            color=LIMIT_COLOUR, fontsize=8,
+        )  # fmt: skip
+        self._totals = [right.text(s, 0, "", ha="center", va="bottom", fontsize=8) for s in x]
+        left.legend(
+            [Patch(color=TIME_COLOURS[p]) for p in TIME_COLOURS]
+            + [left.plot([], [], "_", color="#333333", ms=12, mew=2)[0]],
+            ["forward", "backward", "transfer", "equal blocks"],
+            frameon=False, ncols=4, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0),
+        )  # fmt: skip
+        right.legend(
+            [Patch(color=state_colour), Patch(color=MEMORY_COLOURS["activations"])],
+            ["weights + grads + optimizer", "activations × in-flight"],
+            frameon=False, ncols=2, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0),
+        )  # fmt: skip
+        left.set_ylabel("ms per microbatch")
+        right.set_ylabel("GiB")
+        for ax in self.axes:
+            ax.grid(axis="y", alpha=0.3)
+            for side in ("top", "right"):
+                ax.spines[side].set_visible(False)
+
+    def _frame(self) -> str:
+        return self._draw_frame(self.axes, **self.values)
+
+    def model(
+        self,
+        num_stages: int,
+        num_microbatches: int,
+        link_gbs: float,
+        memory_limit_gib: float,
+        partition: str,
+    ) -> dict[str, Any]:
+        """The numbers of one setting (see the class docstring)."""
+        from course_lib.pipeline import one_f_one_b, simulate
+        from course_lib.pipeline.partition import (
+            even_blocks,
+            min_max_partition,
+            smallest_memory_limit,
+            stage_costs,
+            stage_memory,
+            stage_sums,
+            stage_times,
+        )
+
+        spec, p, m = _spec(), num_stages, num_microbatches
+        beta, limit = link_gbs * 1e9, memory_limit_gib * GIB
+        equal = even_blocks(spec, p)
+        costs = stage_costs(spec, p, beta, m)
+        feasible, smallest = True, None
+        if partition == "equal blocks":
+            bounds = equal
+        elif partition == "min-max":
+            bounds = min_max_partition(costs, p).boundaries
+        else:
+            try:
+                bounds = min_max_partition(costs, p, memory_limit=limit).boundaries
+            except ValueError:
+                feasible = False
+                bounds = min_max_partition(costs, p).boundaries
+                smallest = smallest_memory_limit(costs, p)
+        times = stage_times(spec, bounds, beta)
+        forward = stage_sums(spec.forward_times, bounds)
+        backward = stage_sums(spec.backward_times, bounds)
+        transfer = times - forward - backward
+        memory = stage_memory(spec, bounds, m)
+        half = transfer / 2  # each action carries half of its stage's transfers
+        step = simulate(one_f_one_b(p, m), forward + half, backward + half).makespan
+        return {
+            "boundaries": bounds,
+            "forward": forward,
+            "backward": backward,
+            "transfer": transfer,
+            "stage_times": times,
+            "equal_times": stage_times(spec, equal, beta),
+            "stage_memory": memory["total"].to_numpy(),
+            "state": (memory["weights"] + memory["gradients"] + memory["optimizer"]).to_numpy(),
+            "activations": memory["activations"].to_numpy(),
+            "in_flight": memory["in_flight"].to_numpy(),
+            "bottleneck": float(times.max()),
+            "equal_bottleneck": float(stage_times(spec, equal, beta).max()),
+            "simulated_step": float(step),
+            "feasible": feasible,
+            "smallest_limit": smallest,
+            "limit": limit,
+        }
+
+    def _draw_frame(
+        self,
+        axes: Any,
+        *,
+        num_stages: int,
+        num_microbatches: int,
+        link_gbs: float,
+        memory_limit_gib: float,
+        partition: str,
+    ) -> str:
+        left, right = axes
+        r = self.model(num_stages, num_microbatches, link_gbs, memory_limit_gib, partition)
+        self.last_metrics = r
+        p = num_stages
+        bottom = np.zeros(MAX_STAGES)
+        for part, bars in self._time_bars.items():
+            values = np.zeros(MAX_STAGES)
+            values[:p] = r[part] * 1e3
+            for s, rect in enumerate(bars):
+                rect.set_y(bottom[s])
+                rect.set_height(values[s])
+                rect.set_visible(s < p)
+            bottom += values
+        self._equal_ticks.set_data(np.arange(p), r["equal_times"] * 1e3)
+        self._bottleneck.set_ydata([r["bottleneck"] * 1e3] * 2)
+        high_t = max(r["stage_times"].max(), r["equal_times"].max()) * 1e3
+        left.set_ylim(0, high_t * 1.12)
+        left.set_xlim(-0.6, p - 0.4)
+        left.set_xticks(np.arange(p), [f"s{s}" for s in range(p)])
+        bottom = np.zeros(MAX_STAGES)
+        for part, bars in self._memory_bars.items():
+            values = np.zeros(MAX_STAGES)
+            values[:p] = r[part] / GIB
+            for s, rect in enumerate(bars):
+                rect.set_y(bottom[s])
+                rect.set_height(values[s])
+                rect.set_visible(s < p)
+            bottom += values
+        limit = r["limit"]
+        for s, text in enumerate(self._totals):
+            text.set_visible(s < p)
+            if s < p:
+                total = r["stage_memory"][s]
+                text.set_position((s, total / GIB))
+                text.set_text(f"{total / GIB:.1f}")
+                text.set_color("#D55E00" if total > limit else "black")
+        self._limit.set_ydata([limit / GIB] * 2)
+        self._limit_label.set_y(limit / GIB)
+        self._limit_label.set_text(f"limit {limit / GIB:g} GiB")
+        right.set_ylim(0, max(r["stage_memory"].max(), limit) / GIB * 1.15)
+        right.set_xlim(-0.6, p - 0.4)
+        right.set_xticks(
+            np.arange(p), [f"s{s}\n{n}" for s, n in enumerate(r["in_flight"])], fontsize=8
+        )
+        right.set_xlabel("stage, and microbatches in flight (1F1B)", fontsize=9)
+        left.set_xlabel("stage", fontsize=9)
+        self._canvas.draw()
+        return self._metrics_html(r, num_stages, num_microbatches)
+
+    def _metrics_html(self, r: dict[str, Any], p: int, m: int) -> str:
+        slowest = int(np.argmax(r["stage_times"]))
+        fits = r["stage_memory"].max() <= r["limit"]
+        counts = np.diff(r["boundaries"]).tolist()
+        rows = [
+            ("layers per stage", str(counts), "embedding on stage 0; output and loss on the last"),
+            (
+                "slowest stage",
+                f"{r['bottleneck'] * 1e3:.2f} ms (stage {slowest})",
+                f"equal blocks: {r['equal_bottleneck'] * 1e3:.2f} ms "
+                f"({r['bottleneck'] / r['equal_bottleneck'] - 1:+.1%})",
+            ),
+            (
+                "step, simulated 1F1B",
+                f"{r['simulated_step'] * 1e3:.1f} ms",
+                f"at least m × slowest = {m * r['bottleneck'] * 1e3:.1f} ms",
+            ),
+            (
+                "largest stage memory",
+                f"{r['stage_memory'].max() / GIB:.2f} GiB (stage {int(np.argmax(r['stage_memory']))})",
+                f"fits the {r['limit'] / GIB:g} GiB limit"
+                if fits
+                else f"<b>over the {r['limit'] / GIB:g} GiB limit</b>",
+            ),
+        ]
+        note = ""
+        if not r["feasible"]:
+            note = (
+                f"<b>No partition into {p} stages fits {r['limit'] / GIB:g} GiB</b>: the smallest "
+                f"feasible limit is {r['smallest_limit'] / GIB:.2f} GiB. Drawn: the min-max "
+                "partition without a limit."
+            )
+        return metrics_table(rows, ("", "value", "compare")) + note
+
+
+def partition_explorer(
+    num_stages: int = 4,
+    num_microbatches: int = 8,
+    link_gbs: float = 25.0,
+    memory_limit_gib: int = 16,
+    partition: str = "equal blocks",
+) -> PartitionExplorer:
+    """Explorer: p, m, link GB/s, memory limit and a partition -> stage times, memory, step (pipe01).
+
+    The model is the lesson's ``gpt_spec()`` (24 blocks, synthetic). Sliders: num_stages 2-8,
+    num_microbatches 1-32, link bandwidth 1-400 GB/s (log), memory limit 4-40 GiB; partitions
+    "equal blocks", "min-max" and "min-max within limit".
+    """
+    from course_lib.validate import number, whole_count
+
+    p = whole_count(num_stages, "num_stages", minimum=2)
+    m = whole_count(num_microbatches, "num_microbatches")
+    if p > MAX_STAGES or m > 32:
+        raise ValueError(
+            f"the explorer covers num_stages 2..8 and num_microbatches 1..32, got {p}, {m}"
+        )
+    beta = number(link_gbs, "link_gbs", positive=True)
+    if not 1.0 <= beta <= 400.0:
+        raise ValueError(f"link_gbs must be in [1, 400] GB/s, got {beta}")
+    limit = whole_count(memory_limit_gib, "memory_limit_gib", minimum=4)
+    if limit > 40:
+        raise ValueError(f"memory_limit_gib must be in [4, 40], got {limit}")
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition must be one of {PARTITIONS}, got {partition!r}")
+    wide = {"description_width": "initial"}
+    controls = {
+        "num_stages": widgets.IntSlider(value=p, min=2, max=MAX_STAGES, description="stages p",
+                                        style=wide),
+        "num_microbatches": widgets.IntSlider(value=m, min=1, max=32,
+                                              description="microbatches m", style=wide),
+        "partition": widgets.ToggleButtons(options=list(PARTITIONS), value=partition),
+        "link_gbs": widgets.FloatLogSlider(value=beta, base=10, min=0, max=np.log10(400),
+                                           step=0.05, description="link (GB/s)", style=wide),
+        "memory_limit_gib": widgets.IntSlider(value=limit, min=4, max=40,
+                                              description="memory limit (GiB)", style=wide),
+    }  # fmt: skip
+    return PartitionExplorer(controls)
