@@ -4,7 +4,9 @@
   interleaved_1f1b and zero_bubble_h1 (pipe04);
 - simulate: the event-driven simulator -> Timeline (makespan, idle fraction, overhead, stashes);
 - formulas: closed forms for balanced stages, each checked against the simulator in the tests;
-- partition: model specs, stage times and memory of a partition, the min-max partition (pipe01).
+- partition: model specs, stage times and memory of a partition, the min-max partition (pipe01);
+- interleaving: chunks on ranks, crossings per microbatch, the interleaved step and the best v
+  under latency, Megatron-LM's and PyTorch's acceptance rules (pipe04; import it by name).
 """
 
 from .formulas import (
