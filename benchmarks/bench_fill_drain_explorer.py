@@ -46,16 +46,19 @@ def summary(cpu: list[float], wall: list[float]) -> str:
     )
 
 
-def random_drags(changes: int, seed: int) -> None:
-    explorer = fill_drain_explorer()
+def random_drags(changes: int, seed: int, factory=fill_drain_explorer) -> None:
+    """Every control of ``factory()``'s explorer moved to seeded random values, one at a time
+    (toggles switched between their options); CPU and wall ms per control and over all."""
+    explorer = factory()
     rng = np.random.default_rng(seed)
     every_cpu, every_wall = [], []
     print(f"random drags (seed {seed}, {changes} changes per control)")
     for name, control in explorer.controls.items():
         cpu, wall = [], []
         for _ in range(changes + 3):
-            if name == "schedule":
-                value = "1F1B" if control.value == "GPipe" else "GPipe"
+            if hasattr(control, "options"):  # a toggle: the next option
+                options = list(control.options)
+                value = options[(options.index(control.value) + 1) % len(options)]
             elif name == "latency_ms":
                 value = float(control.min + rng.integers(0, 41) * control.step)
             else:

@@ -73,6 +73,7 @@ def one_f_one_b_phases(
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 1.2 + 0.55 * p), layout="constrained")
     schedule_grid(timeline, ax=ax, title=title)
+    edges: list[tuple[float, int]] = []
     for rank, phases in enumerate(spans):
         for phase, span in phases.items():
             if span is None:
@@ -82,8 +83,11 @@ def one_f_one_b_phases(
                 color=PHASE_COLOURS[phase], linewidth=0,
             )  # fmt: skip
             strip.set_gid(f"phase:{rank}:{phase}")
-        edges = [phases["warm-up"][1], phases["cool-down"][0]] if phases["warm-up"] else []
-        ax.vlines(edges, rank - 0.45, rank + 0.53, colors="black", linewidth=1.6, gid="phase-edge")
+        if phases["warm-up"]:
+            edges += [(phases["warm-up"][1], rank), (phases["cool-down"][0], rank)]
+    if edges:
+        xs, rows = np.array(edges).T
+        ax.vlines(xs, rows - 0.45, rows + 0.53, colors="black", linewidth=1.6, gid="phase-edge")
     ax.set_ylim(p - 0.4, -0.5)
     labels = [f"rank {r} · w = {min(m, p - r - 1)}" for r in range(p)]
     ax.set_yticks(range(p), labels)
