@@ -25,7 +25,9 @@ from course_lib.pipeline.interleaving import (
     crossings_per_microbatch,
     interleaved_makespan,
     layer_ranks,
+    peak_rank_stash,
     rank_layers,
+    rank_stash,
     stage_ranks,
     step_times,
 )
@@ -245,6 +247,37 @@ def test_best_v_is_the_minimum_of_step_times():
     assert times[best] == min(times.values())
 
 
+# --- stashes on a rank --------------------------------------------------------------------------
+
+
+@given(interleaved_shapes(max_microbatches=24), GRID_TIMES, GRID_TIMES)
+@settings(deadline=None, max_examples=60)
+def test_peak_rank_stash_equals_the_simulated_peak(shape, t_f, t_b):
+    """min(v·m, w + 1)/v with w rank 0's warm-up forwards is the simulated peak of rank 0's chunk
+    stashes over v; rank_stash is the sum of in_flight over the rank's stages."""
+    p, m, v = shape
+    run = simulate(interleaved_1f1b(p, m, v), t_f / v, t_b / v)
+    times, counts = rank_stash(run, 0)
+    assert counts.max() / v == pytest.approx(peak_rank_stash(p, m, v))
+    for rank in range(p):
+        times, counts = rank_stash(run, rank)
+        assert counts[-1] == 0 and (counts >= 0).all()
+        # at any instant, the count is the number of the rank's stashes alive then
+        for t, c in zip(times[:-1], counts[:-1], strict=True):
+            alive = sum(
+                run.lifetime(s, j)[0] <= t < run.lifetime(s, j)[1]
+                for s in range(rank, v * p, p)
+                for j in range(m)
+            )
+            assert c == alive
+
+
+def test_interleaving_stashes_more_than_1f1b():
+    """p = 8, m = 16: 1F1B stashes 8 microbatches on rank 0, v = 4 stashes p + (p - 1)/v = 9.75."""
+    assert peak_rank_stash(8, 16, 1) == 8.0
+    assert peak_rank_stash(8, 16, 4) == 9.75
+
+
 # --- which (p, m, v) run ---------------------------------------------------------------------
 
 
@@ -317,6 +350,8 @@ def test_overhead_formula_holds_exactly_where_acceptance_says(p, m, v):
         (lambda: step_times(4, 8, 1.0, 2.0, [0.1] * 3, chunks=(2,)), ValueError, "p2p_latency"),
         (lambda: best_chunks_per_rank(4, 8, 1.0, "2", 0.0), TypeError, "backward_time"),
         (lambda: acceptance(4, 0, 2), ValueError, "num_microbatches"),
+        (lambda: peak_rank_stash(4, 9, 2), ValueError, "num_microbatches=9"),
+        (lambda: rank_stash(simulate(interleaved_1f1b(2, 2, 2), 1.0, 1.0), 2), ValueError, "rank"),
     ],
 )
 def test_bad_input_names_the_argument(call, error, fragment):

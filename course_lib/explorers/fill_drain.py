@@ -171,8 +171,14 @@ class FillDrainExplorer(Explorer):
         height = self.ROWS_PER_RANK * run.schedule.num_ranks if height is None else height
         return self._palette[self._grid_codes(run, width, height)]
 
+    def _action_codes(self, run: Any) -> np.ndarray:
+        """Palette index of each event's box: 2 F, 3 B, 4 W (a subclass may add shades)."""
+        kind = run.events["kind"].to_numpy()
+        return np.where(kind == "F", 2, np.where(kind == "B", 3, 4))
+
     def _grid_codes(self, run: Any, width: int, height: int) -> np.ndarray:
-        """(height, width) palette indices of the grid: 0 white, 1 idle, 2 F, 3 B, 4 W."""
+        """(height, width) palette indices of the grid: 0 white, 1 idle, then the boxes'
+        :meth:`_action_codes` (2 F, 3 B, 4 W)."""
         events = run.events
         num_ranks = run.schedule.num_ranks
         span = run.makespan if run.makespan > 0 else 1.0
@@ -180,8 +186,7 @@ class FillDrainExplorer(Explorer):
         x0 = np.rint(events["start"].to_numpy(dtype=float) * (width / span)).astype(np.intp)
         x1 = np.rint(events["end"].to_numpy(dtype=float) * (width / span)).astype(np.intp)
         x1 = np.maximum(x1, x0 + 1)  # every action stays visible
-        kind = events["kind"].to_numpy()
-        kinds = np.where(kind == "F", 2, np.where(kind == "B", 3, 4))  # palette rows of F, B, W
+        kinds = self._action_codes(run)
         # Events are sorted by rank, then start: one search finds the action under every pixel.
         columns = np.arange(width)
         keys = ranks * (width + 1) + x0
