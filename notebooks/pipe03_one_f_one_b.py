@@ -54,9 +54,9 @@ GiB = 2**30
 # - **steady state**: $m - w_s$ pairs $F_{w_s + i},\ B_i$ for $i = 0 \dots m - w_s - 1$;
 # - **cool-down**: the remaining $w_s$ backwards, in microbatch order,
 #
-# where $p$ is `num_stages` and $m$ is `num_microbatches`. Why $p - s - 1$: while the first
-# gradient travels down to the last stage and back, each of the $p - s - 1$ stages below needs
-# a microbatch to work on. With the steady state's first forward, $p - s$ microbatches have
+# where $p$ is `num_stages` and $m$ is `num_microbatches`. Why $p - s - 1$: while microbatch 0
+# travels down to the last stage and its gradient comes back, each of the $p - s - 1$ stages
+# below needs a microbatch to work on. With the steady state's first forward, $p - s$ microbatches have
 # entered stage $s$ when $B_0$ reaches it. The last stage has nothing below: $w = 0$, it runs
 # $F_0, B_0, F_1, B_1, \dots$ With $m \le p - s - 1$ the stage runs out of microbatches first:
 # $w_s = m$, every forward, then every backward.
@@ -150,7 +150,7 @@ plt.show()
 
 # %% [markdown]
 # Each bar is one microbatch's stash on stage 0: blue its forward, orange its backward. Under
-# 1F1B the warm-up stashes wait longest (12 to 18 ms), because their forwards ran back to back;
+# 1F1B, microbatches 1 to 3 wait longer (14 to 18 ms) because their forwards ran back to back;
 # from microbatch 4 on each lives $p(t_f + t_b) = 12$ ms and four overlap at any time. Under
 # GPipe the lifetimes grow from 19 to 26 ms and all eight overlap from 7 ms to 19 ms.
 #
@@ -317,7 +317,7 @@ def warmup_forwards(num_stages: int, num_microbatches: int) -> list[int]:
 
 
 # %% nbgrader={"grade": true, "grade_id": "warmup_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 2: warmup_forwards(p, m), min(m, p - s - 1) for every stage s (a list of ints)."""
+"""Exercise 2: warmup_forwards(p, m), the warm-up forwards of every stage (a list of ints)."""
 import course_lib.pipeline as course_pipeline
 
 _routes = (
@@ -368,7 +368,8 @@ passed("Exercise 2")
 # actions, a list with, for each stage, the largest number of microbatches whose activations it
 # holds at once (section 3's lifetimes). Any valid order may come in, not only GPipe's or 1F1B's:
 # the visible check's stage 0 runs `F0 B0 F1 F2 F3 F4 F5 B1 B2 B3 B4 B5`. `schedule.actions[r]` is
-# rank r's list of actions; you do not need to simulate.
+# rank r's list of actions; you do not need to simulate. Besides `Timeline`'s stash counts,
+# cost05's `live_bytes` and `peak` are disabled while your function runs.
 
 
 # %% nbgrader={"grade": false, "grade_id": "peak_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -469,7 +470,7 @@ passed("Exercise 3")
 
 # %% nbgrader={"grade": false, "grade_id": "lifetime_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def stash_lifetime(events, stage: int, microbatch: int) -> tuple[float, float]:
-    """(start of F, end of B) in seconds of one stash, read off a timeline's events table."""
+    """(start, end) in seconds of one stash (section 3), read off a timeline's events table."""
     ### BEGIN SOLUTION
     mine = events[(events["stage"] == stage) & (events["microbatch"] == microbatch)]
     forward = mine[mine["kind"] == "F"].iloc[0]
@@ -690,8 +691,8 @@ passed("Exercise 5")
 # - With balanced stages and no latency its step equals fill-drain's, $(m + p - 1)(t_f + t_b)$;
 #   a per-hop latency costs it more than fill-drain.
 # - A stash lives from its forward's start to its backward's end; the per-rank order fixes how
-#   many overlap: $\min(m, p - s)$ under 1F1B, $m$ under GPipe, and more microbatches no longer
-#   cost memory.
+#   many overlap: $\min(m, p - s)$ under 1F1B, $m$ under GPipe; under 1F1B, more microbatches
+#   of the same size cost no activation memory once $m \ge p$.
 # - The trap: counting the warm-up as the peak. The warm-up is $p - s - 1$, the peak $p - s$,
 #   both clamped at $m$ — and frameworks count the warm-up differently for the same order.
 
@@ -706,6 +707,6 @@ passed("Exercise 5")
 #   raises a ValueError when there are fewer microbatches than stages.
 # - PipeDream (Narayanan et al. 2019, SOSP) ran 1F1B without a flush: forwards of the next batch
 #   overlap backwards of this one, which needs several weight versions per stage (pipe07).
-# - Splitting each backward into its input-gradient and weight-gradient halves fills much of the
-#   cool-down's idle time at 1F1B's peak stash count: the ZB-H1 schedule of Qi et al. (2024),
-#   which pipe04 simulates.
+# - Splitting each backward into its input-gradient and weight-gradient halves lets the
+#   weight-gradient work fill much of the bubble without raising any stage above the first
+#   stage's $\min(m, p)$ stashes: the ZB-H1 schedule of Qi et al. (2024), which pipe04 simulates.
