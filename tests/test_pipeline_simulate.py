@@ -22,6 +22,7 @@ from course_lib.pipeline import (
     simulate,
     zero_bubble_h1,
 )
+from tests import pipeline_reference as reference
 from tests.strategies import (
     PIPE_GRID_TIMES,
     PIPE_TIMES,
@@ -462,3 +463,109 @@ def test_scalar_and_per_stage_costs_agree(shape, t_f, t_b):
     c = simulate(one_f_one_b(p, m), pd.Series([t_f] * p), tuple([t_b] * p))
     pd.testing.assert_frame_equal(a.events, b.events)
     pd.testing.assert_frame_equal(a.events, c.events)
+
+
+# --- the fast simulator against the reference (the simulator before the columnar rewrite) -----
+
+
+def _outcome(run):
+    """("events", DataFrame) or (exception type, message) of ``run()``."""
+    try:
+        result = run()
+    except (ValueError, TypeError) as exc:
+        return type(exc), str(exc)
+    return "events", result
+
+
+def assert_same_outcome(schedule, costs, latency):
+    """Identical events tables (exact floats, dtypes, order) or the same error and message."""
+    args = (costs["F"], costs["B"], costs["W"])
+    ours = _outcome(lambda: simulate(schedule, *args, p2p_latency=latency).events)
+    theirs = _outcome(lambda: reference.simulate_events(schedule, *args, p2p_latency=latency))
+    assert ours[0] == theirs[0]
+    if ours[0] == "events":
+        pd.testing.assert_frame_equal(ours[1], theirs[1], check_exact=True)
+    else:
+        assert ours[1] == theirs[1]
+
+
+@given(st.one_of(costed_builtin_schedules(), costed_builtin_schedules_per_hop()))
+@settings(max_examples=200, deadline=None)
+def test_fast_simulator_equals_reference_on_builtin_schedules(case):
+    """GPipe, 1F1B, ZB-H1 and interleaved 1F1B, random per-stage costs, scalar or per-hop
+    latency: the events table equals the reference simulator's exactly."""
+    assert_same_outcome(*case)
+
+
+@given(costed_random_schedules())
+@settings(max_examples=200, deadline=None)
+def test_fast_simulator_equals_reference_on_random_valid_schedules(case):
+    """Random deadlock-free schedules (interleaved placement, W actions): identical events."""
+    assert_same_outcome(*case)
+
+
+@st.composite
+def scrambled_schedules(draw):
+    """Random per-rank orders of all actions of a random shape, often deadlocking, sometimes with
+    actions dropped (a dependency in no list) or one repeated (a duplicate), with costs on the
+    grid and a latency."""
+    num_ranks = draw(st.integers(1, 3))
+    chunks = draw(st.integers(1, 2))
+    m = draw(st.integers(1, 3))
+    p = num_ranks * chunks
+    kinds = "FBW" if draw(st.booleans()) else "FB"
+    per_rank = []
+    for rank in range(num_ranks):
+        acts = [A(k, s, j) for k in kinds for s in range(rank, p, num_ranks) for j in range(m)]
+        acts = draw(st.permutations(acts))
+        keep = draw(st.lists(st.booleans(), min_size=len(acts), max_size=len(acts)))
+        if draw(st.booleans()):  # drop some
+            acts = [a for a, k in zip(acts, keep, strict=True) if k]
+        per_rank.append(list(acts))
+    if draw(st.booleans()):  # repeat one action somewhere on its own rank
+        rank = draw(st.integers(0, num_ranks - 1))
+        if per_rank[rank]:
+            again = draw(st.sampled_from(per_rank[rank]))
+            per_rank[rank].insert(draw(st.integers(0, len(per_rank[rank]))), again)
+    schedule = Schedule(p, m, num_ranks, per_rank, name="scrambled")
+    costs = {k: per_stage(draw, p) for k in "FBW"}
+    return schedule, costs, draw(PIPE_GRID_TIMES)
+
+
+@given(scrambled_schedules())
+@settings(max_examples=300, deadline=None)
+def test_fast_simulator_equals_reference_on_scrambled_schedules(case):
+    """Deadlocking, incomplete and duplicated schedules: the same ScheduleDeadlock report (every
+    blocked rank, its position, the missing dependency and where it is) or the same duplicate
+    error as the reference, word for word; identical events when the scramble happens to run."""
+    assert_same_outcome(*case)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: gpipe(8, 32),
+        lambda: one_f_one_b(16, 64),
+        lambda: zero_bubble_h1(8, 24),
+        lambda: interleaved_1f1b(16, 64, 4),
+        lambda: interleaved_1f1b(4, 10, 3),
+        lambda: interleaved_1f1b(6, 4, 2),
+    ],
+)
+def test_fast_simulator_equals_reference_at_explorer_size(build):
+    """Larger built-in cases (up to the pipe04 explorer's p = 16, m = 64, v = 4) with per-hop
+    latencies: identical events tables."""
+    schedule = build()
+    n = schedule.num_stages
+    rng = np.random.default_rng(n)
+    costs = {k: (rng.integers(0, 33, n) / 8).tolist() for k in "FBW"}
+    assert_same_outcome(schedule, costs, (rng.integers(0, 9, n - 1) / 8).tolist())
+
+
+def test_simulation_is_cached_per_schedule_but_not_shared():
+    """The compiled encoding is reused for one schedule; each run gets its own events arrays."""
+    schedule = one_f_one_b(4, 8)
+    a, b = simulate(schedule, 1.0, 2.0), simulate(schedule, 1.0, 3.0, p2p_latency=0.5)
+    assert a.makespan == 33.0 and b.makespan != a.makespan
+    a.events.loc[0, "start"] = 99.0  # a caller's edit stays in its own table
+    assert simulate(schedule, 1.0, 2.0).events.loc[0, "start"] == 0.0

@@ -13,7 +13,7 @@ DAG (dependencies plus each rank's program order), which is what the tests check
 
 from __future__ import annotations
 
-import weakref
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -165,16 +165,18 @@ def simulate(
 
     Each action starts at max(its rank's free time, each dependency's end + the latency of the hop
     between their stages if that dependency ran on another rank). ``p2p_latency`` is a number
-    (every hop) or num_stages - 1 numbers (hop k links stage k and k + 1, both directions).
-    Raises ScheduleDeadlock if no rank can make progress.
+    (every hop) or num_stages - 1 numbers (hop k links stage k and k + 1, both directions; an
+    interleaved schedule's message from stage k to k + 1 crosses ranks at every boundary, so each
+    boundary charges its hop). Raises ScheduleDeadlock if no rank can make progress.
+
+    Implementation: the schedule's columns are compiled once (cached on the Schedule) into flat
+    per-action lists — each action's two dependencies as flat indices and the hop each crosses —
+    and a worklist over ranks runs each rank as far as its dependencies allow, on plain Python
+    lists (about a microsecond per action; 262,144 actions in well under a second).
     """
     if not isinstance(schedule, Schedule):
         raise TypeError(f"schedule must be a Schedule, got {type(schedule).__name__}")
-    num_stages, num_mb, num_ranks = (
-        schedule.num_stages,
-        schedule.num_microbatches,
-        schedule.num_ranks,
-    )
+    num_stages = schedule.num_stages
     costs = np.stack(
         [
             check_costs("forward_cost", forward_cost, num_stages),
@@ -182,62 +184,29 @@ def simulate(
             check_costs("weight_cost", weight_cost, num_stages),
         ]
     )
-    hops = check_hop_latencies("p2p_latency", p2p_latency, num_stages).tolist()
+    hops = check_hop_latencies("p2p_latency", p2p_latency, num_stages)
 
     compiled = _compile(schedule)
-    durations = costs[compiled.kind_codes, compiled.stages]  # seconds, one per action, rank order
-    programs = [
-        list(zip(ids, durations[lo:hi].tolist(), deps, strict=True))
-        for ids, deps, lo, hi in zip(
-            compiled.ids, compiled.deps, compiled.offsets[:-1], compiled.offsets[1:], strict=True
-        )
-    ]
-
-    # Worklist: run each rank as far as its dependencies allow; wake it when a missing one ends.
-    end: dict[int, float] = {}
-    waiting: dict[int, list[int]] = {}
-    pointer = [0] * num_ranks
-    free = [0.0] * num_ranks
-    starts: list[list[float]] = [[] for _ in range(num_ranks)]
-    ready = list(range(num_ranks))
-    while ready:
-        rank = ready.pop()
-        program, rank_starts = programs[rank], starts[rank]
-        i, t = pointer[rank], free[rank]
-        while i < len(program):
-            action_id, duration, deps = program[i]
-            start = t
-            blocked = False
-            for dep_id, hop in deps:
-                dep_end = end.get(dep_id)
-                if dep_end is None:
-                    waiting.setdefault(dep_id, []).append(rank)
-                    blocked = True
-                    break
-                if hop >= 0:  # the dependency ran on another rank: its message crosses hop `hop`
-                    dep_end += hops[hop]
-                if dep_end > start:
-                    start = dep_end
-            if blocked:
-                break
-            rank_starts.append(start)
-            t = start + duration
-            end[action_id] = t
-            i += 1
-            woken = waiting.pop(action_id, None)
-            if woken:
-                ready.extend(woken)
-        pointer[rank], free[rank] = i, t
-
-    if any(pointer[r] < len(programs[r]) for r in range(num_ranks)):
-        raise ScheduleDeadlock(_deadlock_message(schedule, pointer, compiled.where, end, num_mb))
-    start = np.array([t for rank_starts in starts for t in rank_starts], dtype=float)
+    kind_codes, stages, microbatches = schedule._columns
+    durations = costs[kind_codes, stages]  # seconds, one per action, rank order
+    # Latency added to each dependency's end: its hop's latency across ranks, 0 on the same rank.
+    padded = np.append(hops, 0.0)  # index -1 (same rank / no dependency) reads the 0.0
+    started, done = _run(
+        compiled,
+        durations.tolist(),
+        padded[compiled.hop_first].tolist(),
+        padded[compiled.hop_second].tolist(),
+        schedule.num_ranks,
+    )
+    if not done:
+        raise ScheduleDeadlock(_deadlock_message(schedule, compiled, started))
+    start = np.array(started, dtype=float)
     events = pd.DataFrame(
         {
             "rank": compiled.ranks.copy(),  # copies: the encoding is shared between runs
-            "kind": compiled.kinds.copy(),
-            "stage": compiled.stages.copy(),
-            "microbatch": compiled.microbatches.copy(),
+            "kind": _KIND_LETTERS[kind_codes],
+            "stage": stages.copy(),
+            "microbatch": microbatches.copy(),
             "start": start,
             "end": start + durations,
         },
@@ -246,108 +215,192 @@ def simulate(
     return Timeline(schedule, events)
 
 
+_KIND_LETTERS = _frozen(np.array(KINDS, dtype=object))
+
+
+def _run(
+    compiled: _Compiled,
+    durations: list[float],
+    latency_first: list[float],
+    latency_second: list[float],
+    num_ranks: int,
+) -> tuple[list, bool]:
+    """The worklist: run each rank as far as its dependencies allow; wake it when a missing one
+    ends. Returns (start per action, or None where it never ran; True if every action ran)."""
+    first, second = compiled.dep_first, compiled.dep_second
+    bounds = compiled.offsets
+    n = len(durations)
+    # end[i]: the end of action i, None until it runs; index n is "no dependency" (-inf, never
+    # later than anything), index n + 1 a dependency that is in no rank's list (never runs).
+    end: list = [None] * n + [-math.inf, None]
+    start: list = [None] * n
+    watched = bytearray(n + 2)  # 1 where a blocked rank waits for that action's end
+    waiting: dict[int, list[int]] = {}
+    pointer = list(bounds[:-1])
+    free = [0.0] * num_ranks
+    ready = list(range(num_ranks))
+    while ready:
+        rank = ready.pop()
+        i, stop, t = pointer[rank], bounds[rank + 1], free[rank]
+        while i < stop:
+            a = first[i]
+            e = end[a]
+            if e is None:
+                break
+            b = second[i]
+            f = end[b]
+            if f is None:
+                a = b
+                break
+            s = t
+            e += latency_first[i]
+            if e > s:
+                s = e
+            f += latency_second[i]
+            if f > s:
+                s = f
+            start[i] = s
+            t = s + durations[i]
+            end[i] = t
+            if watched[i]:
+                ready.extend(waiting.pop(i))
+                watched[i] = 0
+            i += 1
+        else:
+            pointer[rank], free[rank] = i, t
+            continue
+        pointer[rank], free[rank] = i, t
+        waiting.setdefault(a, []).append(rank)
+        watched[a] = 1
+    return start, all(p == bounds[r + 1] for r, p in enumerate(pointer))
+
+
 @dataclass(frozen=True, eq=False)
 class _Compiled:
     """A schedule encoded for the simulator: what depends only on the schedule, not on costs.
 
-    Action ids are (kind * num_stages + stage) * num_microbatches + microbatch. Per rank, in
-    program order: ``ids`` and ``deps``, each dependency as (id, hop) with hop the index of the
-    stage boundary its message crosses, or -1 if it ran on the same rank. ``offsets`` delimit the
-    ranks in the flat per-action arrays (rank order, the order of the events table).
+    Flat per-action lists in rank order (the order of the schedule's columns and of the events
+    table): ``dep_first`` / ``dep_second``, the flat index of each dependency (n = none, n + 1 =
+    in no rank's list), and ``hop_first`` / ``hop_second``, the index of the stage boundary its
+    message crosses or -1 on the same rank (and for no dependency). ``position`` maps an action
+    id (kind · num_stages + stage) · num_microbatches + microbatch to its flat index, -1 if absent.
     """
 
-    ids: tuple[tuple[int, ...], ...]
-    deps: tuple[tuple[tuple[tuple[int, int], ...], ...], ...]
-    where: dict[int, tuple[int, int]]
-    offsets: tuple[int, ...]
+    dep_first: list[int]
+    dep_second: list[int]
+    hop_first: np.ndarray
+    hop_second: np.ndarray
+    offsets: list[int]
     ranks: np.ndarray
-    kinds: np.ndarray
-    kind_codes: np.ndarray
-    stages: np.ndarray
-    microbatches: np.ndarray
-
-
-_COMPILED: dict[int, tuple[weakref.ref, _Compiled]] = {}
+    position: np.ndarray
 
 
 def _compile(schedule: Schedule) -> _Compiled:
     """The simulator's encoding of ``schedule``, computed once per Schedule object (they are
-    immutable) and forgotten when the schedule is; raises ValueError on a duplicated action."""
-    cached = _COMPILED.get(id(schedule))
-    if cached is not None and cached[0]() is schedule:
-        return cached[1]
+    immutable) and kept on it; raises ValueError on a duplicated action."""
+    cached = schedule.__dict__.get("_compiled")
+    if cached is not None:
+        return cached
     num_stages, num_mb, num_ranks = (
         schedule.num_stages,
         schedule.num_microbatches,
         schedule.num_ranks,
     )
-    kind_index = {kind: k for k, kind in enumerate(KINDS)}
-    where: dict[int, tuple[int, int]] = {}
-    ids, deps = [], []
-    for rank, rank_actions in enumerate(schedule.actions):
-        rank_ids, rank_deps = [], []
-        for position, action in enumerate(rank_actions):
-            k, s, j = kind_index[action.kind], action.stage, action.microbatch
-            action_id = (k * num_stages + s) * num_mb + j
-            if action_id in where:
-                first_rank, first_position = where[action_id]
-                raise ValueError(
-                    f"{action} appears twice (rank {first_rank} position {first_position}, "
-                    f"rank {rank} position {position}); each action may run at most once"
-                )
-            where[action_id] = (rank, position)
-            rank_ids.append(action_id)
-            rank_deps.append(
-                tuple(
-                    (
-                        (kind_index[dk] * num_stages + ds) * num_mb + dj,
-                        min(s, ds) if ds % num_ranks != rank else -1,
-                    )
-                    for dk, ds, dj in _dependencies(action.kind, s, j, num_stages)
-                )
-            )
-        ids.append(tuple(rank_ids))
-        deps.append(tuple(rank_deps))
-    flat = [action for rank_actions in schedule.actions for action in rank_actions]
-    lengths = [len(rank_actions) for rank_actions in schedule.actions]
-    kinds = np.array([a.kind for a in flat], dtype=object)
+    kind, stage, microbatch = (c.astype(np.int64) for c in schedule._columns)
+    offsets = schedule._offsets
+    n = len(kind)
+    ids = (kind * num_stages + stage) * num_mb + microbatch
+    size = len(KINDS) * num_stages * num_mb
+    if n and np.bincount(ids, minlength=size).max() > 1:
+        _raise_duplicate(schedule, ids)
+    position = np.full(size, -1, dtype=np.int64)
+    position[ids] = np.arange(n, dtype=np.int64)
+    ranks = np.repeat(np.arange(num_ranks, dtype=np.int64), np.diff(offsets))
+
+    # Dependencies: F(s, j) <- F(s-1, j); B(s, j) <- F(s, j), B(s+1, j); W(s, j) <- B(s, j).
+    forward, backward, weight = (kind == k for k in range(len(KINDS)))
+    first_kind = np.where(weight, 1, 0)
+    first_stage = np.where(forward, stage - 1, stage)
+    has_first = ~(forward & (stage == 0))
+    has_second = backward & (stage < num_stages - 1)
+
+    def encode(has: np.ndarray, dep_kind, dep_stage) -> tuple[np.ndarray, np.ndarray]:
+        dep_stage_safe = np.where(has, dep_stage, 0)
+        dep_id = (dep_kind * num_stages + dep_stage_safe) * num_mb + microbatch
+        flat = np.where(has, position[dep_id], n)
+        flat = np.where(has & (flat < 0), n + 1, flat)  # in no rank's list: never runs
+        crosses = has & (dep_stage_safe % num_ranks != ranks)
+        hop = np.where(crosses, np.minimum(stage, dep_stage_safe), -1)
+        return flat, hop
+
+    dep_first, hop_first = encode(has_first, first_kind, first_stage)
+    dep_second, hop_second = encode(has_second, 1, stage + 1)
     compiled = _Compiled(
-        ids=tuple(ids),
-        deps=tuple(deps),
-        where=where,
-        offsets=tuple(np.concatenate([[0], np.cumsum(lengths)]).astype(int).tolist()),
-        ranks=_frozen(np.repeat(np.arange(num_ranks, dtype=np.int64), lengths)),
-        kinds=_frozen(kinds),
-        kind_codes=_frozen(np.array([kind_index[k] for k in kinds], dtype=np.int64)),
-        stages=_frozen(np.array([a.stage for a in flat], dtype=np.int64)),
-        microbatches=_frozen(np.array([a.microbatch for a in flat], dtype=np.int64)),
+        dep_first=dep_first.tolist(),
+        dep_second=dep_second.tolist(),
+        hop_first=_frozen(hop_first),
+        hop_second=_frozen(hop_second),
+        offsets=offsets.tolist(),
+        ranks=_frozen(ranks),
+        position=_frozen(position),
     )
-    key = id(schedule)
-    _COMPILED[key] = (weakref.ref(schedule, lambda _ref: _COMPILED.pop(key, None)), compiled)
+    object.__setattr__(schedule, "_compiled", compiled)
     return compiled
 
 
-def _deadlock_message(
-    schedule: Schedule,
-    pointer: list[int],
-    where: dict[int, tuple[int, int]],
-    end: dict[int, float],
-    num_mb: int,
-) -> str:
+def _where(schedule: Schedule, flat: int) -> tuple[int, int]:
+    """(rank, position) of the action at flat index ``flat``."""
+    rank = int(np.searchsorted(schedule._offsets, flat, side="right")) - 1
+    return rank, flat - int(schedule._offsets[rank])
+
+
+def _label(schedule: Schedule, flat: int) -> Action:
+    kind, stage, microbatch = (int(c[flat]) for c in schedule._columns)
+    return Action(KINDS[kind], stage, microbatch)
+
+
+def _raise_duplicate(schedule: Schedule, ids: np.ndarray) -> None:
+    """The first action (rank order) listed before, naming both places."""
+    order = np.argsort(ids, kind="stable")
+    repeat = order[1:][ids[order[1:]] == ids[order[:-1]]]  # later occurrences
+    second = int(repeat.min())
+    first = int(np.flatnonzero(ids == ids[second])[0])
+    (first_rank, first_position), (rank, position) = (
+        _where(schedule, first),
+        _where(schedule, second),
+    )
+    raise ValueError(
+        f"{_label(schedule, second)} appears twice (rank {first_rank} position {first_position}, "
+        f"rank {rank} position {position}); each action may run at most once"
+    )
+
+
+def _deadlock_message(schedule: Schedule, compiled: _Compiled, started: list) -> str:
     """Name each blocked rank, the action it waits at and the first dependency that never ran."""
+    num_mb = schedule.num_microbatches
+    offsets = compiled.offsets
+    # A rank's pointer: its first action that never started.
+    pointer = []
+    for rank in range(schedule.num_ranks):
+        lo, hi = offsets[rank], offsets[rank + 1]
+        i = lo
+        while i < hi and started[i] is not None:
+            i += 1
+        pointer.append(i - lo)
     lines = ["schedule deadlocks: no rank can make progress"]
-    for rank, rank_actions in enumerate(schedule.actions):
+    for rank in range(schedule.num_ranks):
         position = pointer[rank]
-        if position >= len(rank_actions):
+        if offsets[rank] + position >= offsets[rank + 1]:
             continue
-        action = rank_actions[position]
+        action = _label(schedule, offsets[rank] + position)
         deps = _dependencies(action.kind, action.stage, action.microbatch, schedule.num_stages)
         for dep_kind, dep_stage, dep_mb in deps:
             dep_id = (KINDS.index(dep_kind) * schedule.num_stages + dep_stage) * num_mb + dep_mb
-            if dep_id in end:
+            flat = int(compiled.position[dep_id])
+            if flat >= 0 and started[flat] is not None:
                 continue
-            if dep_id in where:
-                dep_rank, dep_position = where[dep_id]
+            if flat >= 0:
+                dep_rank, dep_position = _where(schedule, flat)
                 detail = (
                     f"which is at rank {dep_rank} position {dep_position}, "
                     f"behind rank {dep_rank}'s blocked position {pointer[dep_rank]}"
