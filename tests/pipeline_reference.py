@@ -4,7 +4,9 @@ tests can require identical schedules, events tables and error messages from the
 
 Only the tests import this module. The generators build Action tuples one by one; the simulator
 is the worklist over ranks with dict lookups; both read ``Schedule.actions`` (materialized
-Action tuples) and nothing else of the new internals.
+Action tuples) and nothing else of the new internals. The deadlock report's wording is written
+out here again on purpose: the tests compare the fast simulator's reports with this one word for
+word, so it must not share the code that builds them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from course_lib.pipeline._validate import (
     check_pipeline_shape,
 )
 from course_lib.pipeline.schedule import KINDS, check_interleaved_shape
+from course_lib.pipeline.simulate import _dependencies  # unchanged by the rewrite
 
 EVENT_COLUMNS: tuple[str, ...] = ("rank", "kind", "stage", "microbatch", "start", "end")
 
@@ -31,12 +34,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 
 def gpipe(num_stages: int, num_microbatches: int) -> Schedule:
-    """Fill-drain (GPipe, Huang et al. 2019): each stage runs F0..F(m-1), then B0..B(m-1) (pipe02).
-
-    The backward order 0..m-1 is that of PyTorch's ``torch.distributed.pipelining.ScheduleGPipe``;
-    the GPipe paper's figure draws the backwards in reverse microbatch order, which has the same
-    makespan for balanced stages. One stage per rank.
-    """
+    """The action-by-action GPipe: F0..F(m-1), then B0..B(m-1) on every stage."""
     p, m = check_pipeline_shape(num_stages, num_microbatches)
     actions = tuple(
         tuple(Action("F", s, j) for j in range(m)) + tuple(Action("B", s, j) for j in range(m))
@@ -57,13 +55,7 @@ def _one_f_one_b_stage(num_stages: int, num_microbatches: int, stage: int) -> tu
 
 
 def one_f_one_b(num_stages: int, num_microbatches: int) -> Schedule:
-    """Synchronous 1F1B (PipeDream-Flush): stage s runs min(m, p-s-1) warm-up F, then F/B, then B (pipe03).
-
-    Stage s runs w = min(m, p - s - 1) warm-up forwards F0..F(w-1), then alternates F(w+i), B(i)
-    for i = 0..m-w-1, then cools down with the remaining backwards B(m-w)..B(m-1) in order
-    (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
-    Megatron-LM", Fig. 4 top; the same order as PyTorch's ``Schedule1F1B``). One stage per rank.
-    """
+    """The action-by-action 1F1B: min(m, p-s-1) warm-up F, then F/B, then B."""
     p, m = check_pipeline_shape(num_stages, num_microbatches)
     actions = tuple(_one_f_one_b_stage(p, m, s) for s in range(p))
     return Schedule(p, m, p, actions, name="1F1B")
@@ -127,20 +119,6 @@ def zero_bubble_h1(num_stages: int, num_microbatches: int) -> Schedule:
     p, m = check_pipeline_shape(num_stages, num_microbatches)
     actions = tuple(_zero_bubble_h1_stage(p, m, s) for s in range(p))
     return Schedule(p, m, p, actions, name="ZB-H1")
-
-
-def _dependencies(
-    kind: str, stage: int, microbatch: int, num_stages: int
-) -> list[tuple[str, int, int]]:
-    """The (kind, stage, microbatch) triples that action (kind, stage, microbatch) waits for."""
-    if kind == "F":
-        return [("F", stage - 1, microbatch)] if stage > 0 else []
-    if kind == "B":
-        deps = [("F", stage, microbatch)]
-        if stage < num_stages - 1:
-            deps.append(("B", stage + 1, microbatch))
-        return deps
-    return [("B", stage, microbatch)]
 
 
 def simulate_events(

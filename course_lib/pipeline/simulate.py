@@ -1,4 +1,4 @@
-"""Event-driven simulation of a pipeline schedule: per-action costs -> a timeline (pipe02, pipe03).
+"""Event-driven simulation of a pipeline schedule: per-action costs -> a timeline (pipe02-pipe05).
 
 Semantics. Each rank executes its actions strictly in list order, one at a time. An action starts
 at the latest of: the end of the rank's previous action, and the end of each of its dependencies
