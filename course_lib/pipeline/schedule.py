@@ -371,7 +371,9 @@ def interleaved_1f1b(num_ranks: int, num_microbatches: int, chunks_per_rank: int
     p = num_ranks, m = num_microbatches, v = chunks_per_rank; num_stages = v·p and global stage k
     (chunk k // p) lives on rank k % p. Per rank, in the order of Megatron-LM's
     ``forward_backward_pipelining_with_interleaving`` (megatron/core/pipeline_parallel/
-    schedules.py, default microbatch group size p): w = min(m·v, 2(p - rank - 1) + (v - 1)·p)
+    schedules.py, 2025 sources, default microbatch group size p; the 2022 megatron/schedules.py
+    differs only for m == p, where every rank ran all forwards first): w = min(m·v,
+    2(p - rank - 1) + (v - 1)·p)
     warm-up forwards, then one forward and one backward alternately, then the remaining backwards.
     Microbatches go in groups of p per chunk: the k-th forward runs chunk (k // p) % v on
     microbatch (k // (p·v))·p + k % p; backwards visit the chunks in reverse (v - 1 - (k // p) % v).
@@ -384,6 +386,11 @@ def interleaved_1f1b(num_ranks: int, num_microbatches: int, chunks_per_rank: int
     formulas above) — PyTorch 2.13's per-rank order, checked action for action by
     scripts/check_interleaved_against_torch.py. Anything else raises ValueError naming the
     argument; chunks_per_rank < 1 too.
+
+    With per-chunk costs t_f/v, t_b/v and zero latency the simulated overhead is exactly
+    (p - 1)/(v·m) for every accepted m >= p, and larger for m < p (see
+    :func:`course_lib.pipeline.formulas.interleaved_overhead`); each microbatch crosses v·p - 1
+    rank boundaries each way (:func:`course_lib.pipeline.formulas.boundary_crossings`).
     """
     p, m, v = check_interleaved_shape(num_ranks, num_microbatches, chunks_per_rank)
     if v == 1:
@@ -418,7 +425,14 @@ def zero_bubble_h1(num_stages: int, num_microbatches: int) -> Schedule:
     passes start s microbatches late, so every stage holds the same number of stashes as the
     first (counted until W), and the deferred W fill the drain bubble. The last s W run at the
     end. This is the order PyTorch 2.13's ``ScheduleInterleavedZeroBubble`` gives one stage per
-    rank. One stage per rank.
+    rank (checked by scripts/check_interleaved_against_torch.py). One stage per rank, any m.
+
+    Under the simulator (zero latency, m >= p, t_w <= min(t_f, t_b)) each stage idles exactly
+    (p - 1)(t_f + t_b - t_w), against 1F1B's (p - 1)(t_f + t_b + t_w): a third when the three are
+    equal (:func:`course_lib.pipeline.formulas.zero_bubble_h1_bubble`). Counted until W, every
+    stage peaks at min(m, p) stashes — 1F1B's stage-0 peak, so the peak over stages is unchanged,
+    but stages s > 0 hold s more than under 1F1B
+    (:func:`course_lib.pipeline.formulas.peak_in_flight_zero_bubble_h1`).
     """
     p, m = check_pipeline_shape(num_stages, num_microbatches)
     stage = np.arange(p, dtype=np.int64)[:, None]
