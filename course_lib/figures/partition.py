@@ -67,6 +67,10 @@ def model_profile(spec: ModelSpec, axes: Sequence[Axes] | None = None) -> np.nda
     top.bar(x, spec.layer_times * 1e3, color=colours, gid="compute")
     top.set_ylabel("forward + backward\n(ms per microbatch)")
     top.set_ylim(0, spec.layer_times.max() * 1e3 * 1.3)
+    for i in np.flatnonzero(spec.layer_times < 0.02 * spec.layer_times.max()):
+        top.annotate(f"{spec.layer_times[i] * 1e3:.2g} ms", (i, spec.layer_times[i] * 1e3), (0, 3),
+                     textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                     rotation=90)  # fmt: skip
     per_param = sum(ADAM_MIXED_PRECISION.values())
     mid.bar(x - 0.2, spec.num_params * per_param / GIB, width=0.4, color=colours, gid="state")
     mid.bar(x + 0.2, spec.activation_bytes / GIB, width=0.4, color=colours, alpha=0.45,

@@ -246,8 +246,8 @@ def gpt_spec(
     * embedding (word + learned positions, (V + s)·h parameters): a gather, memory-bound —
       forward and backward move 3·2sbh bytes each (two rows read, one written) at
       ``bytes_per_second``; stashes its dropout mask, sbh bytes (Korthikanti et al. 2022, §4.3);
-    * block: matmul FLOPs 24bsh² + 4bs²h forward and twice that backward (Narayanan et al. 2021,
-      §5.1 / eq. 3's terms) at ``flops_per_second``; 12h² + 13h parameters; stashes
+    * block: matmul FLOPs 24bsh² + 4bs²h forward and twice that backward (the terms of Narayanan et
+      al. 2021, Eq. 3) at ``flops_per_second``; 12h² + 13h parameters; stashes
       sbh(34 + 5as/h) bytes (Korthikanti et al. 2022, eq. 1; course_lib.memory);
     * output (final layer norm + projection to the vocabulary, its own copy of the word embedding
       as Megatron-LM keeps on the last stage, Vh + 2h parameters): 2bshV FLOPs forward, twice
