@@ -161,9 +161,10 @@ plt.show()
 # %% [markdown]
 # ## 5. Accepted is not the same as efficient
 #
-# Megatron-LM's `forward_backward_pipelining_with_interleaving` refuses an $m$ that is not a
-# multiple of $p$ (Megatron-Core keeps the rule by default: its microbatch group size defaults
-# to $p$). PyTorch 2.13's `ScheduleInterleaved1F1B` relaxes it: with rounds $= \max(1, m // p)$,
+# Megatron-LM's `forward_backward_pipelining_with_interleaving` (2025 sources,
+# `megatron/core/pipeline_parallel/schedules.py`) refuses an $m$ that is not a multiple of $p$:
+# its microbatch group size defaults to $p$. PyTorch 2.13's `ScheduleInterleaved1F1B`
+# (`torch/distributed/pipelining/schedules.py`) relaxes it: with rounds $= \max(1, m // p)$,
 # $m$ must be a multiple of rounds, and each chunk then runs $m$ // rounds microbatches in a row.
 # So $p = 4$ accepts $m = 10$ (2 rounds of 5) and $m = 3$ (1 round) and refuses $m = 9$. The
 # course's `interleaved_1f1b` accepts what PyTorch accepts (and any $m$ at $v = 1$, plain 1F1B).
@@ -190,10 +191,10 @@ for m in (8, 10, 3, 9):
 #
 # The explorer simulates interleaved 1F1B with $t_f = 1$ ms and $t_b = 2$ ms per rank and sets
 # each closed form beside the simulator. Try:
-# - $p = 8$, $m = 16$: step $v$ from 1 to 8. The overhead follows $(p - 1)/(v\,m)$ and rank 0's
-#   peak stash climbs to $p + (p - 1)/v$.
-# - Drag $\delta$ to 0.2 ms and step $v$ again: the step bottoms out at $v = 3$; at $v = 8$ the
-#   closed-form column goes blank.
+# - $p = 8$, $m = 16$: step $v$ from 1 to 8. The overhead follows $(p - 1)/(v\,m)$; rank 0's
+#   peak stash jumps from 8 to 11.5 at $v = 2$, then falls towards $p$ as $p + (p - 1)/v$.
+# - Drag $\delta$ to 0.2 ms and step $v$ again: the step bottoms out at $v = 3$; at $v = 6$ and 8
+#   the closed-form column goes blank.
 # - $p = 4$, $m = 3$: accepted, but the overhead row disagrees; $m = 9$ is refused.
 
 # %%
@@ -218,7 +219,7 @@ interleaved_explorer()
 
 # %% nbgrader={"grade": false, "grade_id": "layer_owner_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def layer_owner(num_layers: int, num_ranks: int, chunks_per_rank: int) -> np.ndarray:
-    """Rank of each layer: layer l is in chunk l // (L / (v p)), which lives on rank chunk % p."""
+    """The rank holding each of the num_layers layers (0-based), as a numpy array of ints."""
     ### BEGIN SOLUTION
     per_chunk = num_layers // (chunks_per_rank * num_ranks)
     return (np.arange(num_layers) // per_chunk) % num_ranks
@@ -287,7 +288,7 @@ passed("Exercise 1")
 
 # %% nbgrader={"grade": false, "grade_id": "overheads_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def interleaved_overheads(num_ranks: int, num_microbatches: int) -> tuple[float, float, float]:
-    """(p - 1)/(v m) for v = 1, 2, 4."""
+    """The overheads relative to ideal compute at v = 1, 2 and 4, as fractions."""
     ### BEGIN SOLUTION
     return tuple((num_ranks - 1) / (v * num_microbatches) for v in (1, 2, 4))
     ### END SOLUTION
@@ -541,7 +542,7 @@ passed("Exercise 4")
 
 # %% nbgrader={"grade": false, "grade_id": "pytorch_accepts_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def pytorch_accepts(num_ranks: int, num_microbatches: int) -> bool:
-    """rounds = max(1, m // p) must divide m (PyTorch 2.13's ScheduleInterleaved1F1B)."""
+    """Whether PyTorch 2.13's ScheduleInterleaved1F1B runs num_microbatches on num_ranks ranks."""
     ### BEGIN SOLUTION
     rounds = max(1, num_microbatches // num_ranks)
     return num_microbatches % rounds == 0
