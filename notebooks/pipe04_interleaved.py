@@ -601,16 +601,16 @@ passed("Exercise 5")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_interleaving", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). On paper the overhead falls from
-# $7/16 \approx 44\,\%$ to $7/128 \approx 5.5\,\%$: 21 ms of bubble become 2.6 ms, a 69 ms step
-# becomes 50.6 ms. But each microbatch's forward now makes 63 hand-offs between ranks instead of
-# 7, 15 of them between the nodes instead of 1 (one per pass plus every wrap from rank 7 to rank
-# 0), and its backward as many again: 2,016 messages per step instead of 224, each paying the
-# full latency of an activation. With $\delta = 0.1$ ms on every hop the simulator gives 63.2 ms
-# at $v = 8$ against 59.5 ms at $v = 4$, and chunks of 1/8 of a rank's layers hide a latency of
-# at most $t_f/8 = 0.125$ ms; rank 0 also stashes 8.9 microbatches instead of 8. First measure
-# the time of one activation message within a node and between the nodes (and whether the
-# framework overlaps it with compute) and the kernel time of a 1/8-size chunk, then simulate
-# $v = 2, 4, 8$ with those numbers.
+# $7/16 \approx 44\,\%$ to $7/128 \approx 5.5\,\%$: the 21 ms bubble becomes 2.6 ms, the 69 ms
+# step 50.6 ms. But each microbatch's forward then makes 63 hand-offs between ranks instead of
+# 7, 15 of them between the nodes instead of 1 (one per pass, plus every wrap from rank 7 to
+# rank 0), and its backward as many: 2,016 messages per step instead of 224, each paying an
+# activation's full latency — with $\delta = 0.1$ ms on every hop the simulator gives 63.2 ms at
+# $v = 8$ against 59.5 ms at $v = 4$, and a 1/8 chunk hides at most $t_f/8 = 0.125$ ms of it.
+# Rank 0 also stashes 8.9 microbatches instead of 8. Before deciding, measure one activation
+# message inside a node and between the nodes (and whether the framework overlaps it with
+# compute) and the kernel time of a 1/8-size chunk, then simulate $v = 2, 4, 8$ with those
+# numbers.
 #
 # Rubric: 1 point for the bubble gain with numbers set against the growth in messages (between
 # ranks and between nodes); 1 point for a concrete measurement plan (message latency inside and
