@@ -147,9 +147,10 @@ stage_time_bars(spec, {"equal blocks": equal_split, "min-max": best.boundaries},
 plt.show()
 
 # %% [markdown]
-# The partition moves the output layer's weight onto the first stage, which has the free
-# embedding: seven blocks there, four on the last (hatched bars). The slowest stage drops from
-# 37.45 to 33.08 ms, a 12 % faster step for the same GPUs. The dynamic program never cuts
+# The partition moves one block from the last stage, which carries the output layer, to the
+# first, whose embedding is free: seven blocks there, five on the last (hatched bars). The
+# slowest stage drops from 37.45 to 33.08 ms, 12 % less time per microbatch on the same GPUs.
+# Moving a second block would overshoot: stage 0 would take 37.7 ms. The dynamic program never cuts
 # before the loss: that cut would cost $2 \times 8.4$ ms of logits traffic. The transfers (pink)
 # explain the rest of the shape: the middle stages pay for two cuts, the ends for one.
 
@@ -773,23 +774,24 @@ passed("Exercise 5")
 # ### Exercise 6 — Explained answer: six blocks each (2 points, graded by hand)
 #
 # A colleague splits the lesson's model into four stages of six blocks each, "perfectly
-# balanced", and proposes moving two blocks from the last stage to the first, "since the
-# embedding is free". What does that move buy, why might it not fit, and what would you run
-# instead with 16 GiB per GPU? Answer in three or four sentences with numbers from this lesson.
+# balanced", and proposes moving blocks from the last stage to the first, "since the embedding
+# is free". How many should move and what does that buy, why might it not fit, and what would
+# you run with 16 GiB per GPU? Answer in three or four sentences with numbers from this lesson.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_partition", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). Six blocks each is balanced in
 # layers, not in time: the last stage also runs the output layer and loss (9 ms, about two
-# blocks), so it takes 37.45 ms against 29 and sets the pace. Moving blocks onto stage 0 is what
-# the min-max partition does — seven blocks there, four on the last — and cuts the slowest stage
-# to 33.08 ms, 12 % faster. But stage 0 holds $\min(m, p) = 4$ microbatches' activations, so
+# blocks), so it takes 37.45 ms against 29 and sets the pace. Moving one block is what the
+# min-max partition does — seven blocks on stage 0, five on the last — and cuts the slowest
+# stage to 33.08 ms, 12 % less; a second block would make stage 0 the bottleneck at 37.7 ms.
+# But stage 0 holds $\min(m, p) = 4$ microbatches' activations, so
 # each block there costs 0.75 + 4 × 0.45 = 2.5 GiB against 1.2 GiB on the last stage: stage 0
 # grows to 19.4 GiB, over 16 GiB (the equal split's 16.8 GiB is over too). Within 16 GiB I would
 # run the memory-constrained optimum, six layers on stage 0 and seven on each of the others:
 # 33.72 ms, 10 % faster than the equal split, which does not fit at all.
 #
 # Rubric: 1 point for the time argument (the output layer makes the last stage the bottleneck;
-# min-max or the move speeds up the step, with numbers); 1 point for the memory argument
+# one block moved speeds up the step, more overshoot, with numbers); 1 point for the memory argument
 # (in-flight count makes stage 0's blocks expensive; a partition that fits, with numbers).
 
 # %% [markdown]
