@@ -4,5 +4,6 @@
 ``critical_path`` (cost01), ``clock_alignment`` (cost02), ``overlap`` (cost03), ``utilization``
 (cost04), ``activation_memory`` (cost05), ``straggler`` (cost06), ``collectives`` (cost07),
 ``scaling`` (cost08), ``profiling`` (cost09), ``triage`` (cost10), ``partition`` (pipe01),
-``fill_drain`` (pipe02), ``one_f_one_b`` (pipe03), ``interleaved`` (pipe04).
+``fill_drain`` (pipe02), ``one_f_one_b`` (pipe03), ``interleaved`` (pipe04), ``remat``
+(pipe05).
 """

@@ -54,6 +54,7 @@ __all__ = [
     "Stash",
     "best_recompute_plan",
     "init_mlp",
+    "layer_forward_times",
     "layer_options",
     "mlp_backward",
     "mlp_forward",
@@ -462,6 +463,26 @@ def recompute_step_time(
     t_b = check_duration("backward_time", backward_time)
     t_r = recompute_time(policy, forward_time, core_forward_time)
     return (m + p - 1) * (float(forward_time) + t_b + t_r)
+
+
+def layer_forward_times(
+    seq_len: int, micro_batch: int, hidden: int, flops_per_second: float
+) -> tuple[float, float]:
+    """(layer forward, attention-core forward) seconds from matmul FLOPs at one rate (pipe05).
+
+    A transformer layer's forward matmuls are 24·b·s·h² + 4·b·s²·h FLOPs, of which the attention
+    core (QKᵀ and attention over V, what selective recomputation reruns) is 4·b·s²·h (Narayanan
+    et al. 2021, the per-layer terms behind Eq. 3; course_lib.flops). Softmax and dropout carry no matmul FLOPs but
+    are memory-bound: on real hardware the core costs more than this model says.
+    """
+    s = check_int("seq_len", seq_len)
+    b = check_int("micro_batch", micro_batch)
+    h = check_int("hidden", hidden)
+    rate = check_duration("flops_per_second", flops_per_second)
+    if rate <= 0:
+        raise ValueError(f"flops_per_second must be > 0, got {rate}")
+    core = 4.0 * b * s * s * h
+    return (24.0 * b * s * h * h + core) / rate, core / rate
 
 
 def layer_options(
