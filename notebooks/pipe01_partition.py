@@ -250,6 +250,7 @@ no_delegation += [(course_pipeline, "stage_times"), (course_pipeline, "cut_traff
 small = ([1e-3, 2e-3, 3e-3], [2e-3, 4e-3, 6e-3], [1e6, 3e6], (0, 1, 3), 1e9)
 with forbid(*no_delegation, exercise="Exercise 1"):
     small_times = stage_times_of(*small)
+    one_stage = stage_times_of(*small[:3], (0, 3), 1e9)
     lesson_times = stage_times_of(forward_times, backward_times, cut_bytes, equal_split, 25e9)
 check_type("stage_times_of(small case)", small_times, np.ndarray)
 check_int("len(stage_times_of(small case))", len(small_times), 2)
@@ -265,6 +266,11 @@ small_wrong = [
 for s, expected in enumerate([5e-3, 17e-3]):
     check_float(f"stage_times_of(small case)[{s}]", small_times[s], expected, unit="s",
                 known_wrong=small_wrong[s])  # fmt: skip
+check_type("stage_times_of(small case, boundaries=(0, 3))", one_stage, np.ndarray)
+check_int("len(stage_times_of(small case, boundaries=(0, 3)))", len(one_stage), 1)
+check_float("stage_times_of(small case, boundaries=(0, 3))[0]", one_stage[0], 18e-3, unit="s",
+            known_wrong={26e-3: "transfers at the ends of the model: there is no cut before "
+                         "the first layer or after the last"})  # fmt: skip
 lesson_expected = course_partition.stage_times(spec, equal_split, 25e9)
 check_array("stage_times_of(lesson arrays, equal_split, 25e9)", lesson_times, lesson_expected)
 ### BEGIN HIDDEN TESTS
@@ -391,10 +397,14 @@ def check_partition(label, got, costs, p, expected, known_wrong=None):
 visible = [0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 3.0]  # an embedding, six blocks, an output layer
 with forbid(*no_delegation, exercise="Exercise 2"):
     visible_answer = min_max_boundaries(visible, 3)
+    one_each = min_max_boundaries([2.0, 0.0, 5.0], 3)
 check_partition("min_max_boundaries(visible, 3)", visible_answer, visible, 3, 3.1,
                 known_wrong={5.0: "equal layer counts (3, 2, 3), not the min-max",
                              4.0: "filling each stage up to the average: the last stage gets "
                              "the rest"})  # fmt: skip
+
+
+check_partition("min_max_boundaries([2.0, 0.0, 5.0], 3)", one_each, [2.0, 0.0, 5.0], 3, 5.0)
 
 
 ### BEGIN HIDDEN TESTS
@@ -573,6 +583,7 @@ no_delegation += [(course_pipeline, name) for name in ("stage_memory", "simulate
 no_delegation += [(course_formulas, "peak_in_flight_one_f_one_b")]
 with forbid(*no_delegation, exercise="Exercise 4"):
     small_memory = stage_memory_of([10, 20, 30], [100, 200, 300], (0, 1, 3), 8)
+    one_stage = stage_memory_of([10, 20, 30], [100, 200, 300], (0, 3), 8)
 check_type("stage_memory_of(small case)", small_memory, np.ndarray)
 check_int("len(stage_memory_of(small case))", len(small_memory), 2)
 small_wrong = [
@@ -587,6 +598,10 @@ small_wrong = [
 for s, expected in enumerate([360.0, 1300.0]):
     check_float(f"stage_memory_of(small case)[{s}]", small_memory[s], expected, unit="B",
                 known_wrong=small_wrong[s])  # fmt: skip
+check_type("stage_memory_of(small case, boundaries=(0, 3))", one_stage, np.ndarray)
+check_float("stage_memory_of(small case, boundaries=(0, 3))[0]", one_stage[0], 1560.0, unit="B",
+            known_wrong={5760.0: "m = 8 in flight: a single stage runs each backward right "
+                         "after its forward"})  # fmt: skip
 ### BEGIN HIDDEN TESTS
 memory_cases = [
     (num_params, activation_bytes, equal_split, 8),
@@ -717,6 +732,21 @@ if isinstance(visible_fit, str):
             "returned a partition": "the right outcome",
         },
     )
+with forbid(*no_delegation, exercise="Exercise 5"):
+    try:
+        fastest_fitting(np.ones(2), np.ones(2), np.ones(2), 2, 2, 10.0)
+        nothing_fits = "returned a partition"
+    except ValueError:
+        nothing_fits = "raised ValueError"
+check_choice(
+    "fastest_fitting(ones(2), ones(2), ones(2), 2, 2, 10.0): stage 0 alone needs 18 B",
+    nothing_fits,
+    "raised ValueError",
+    {
+        "returned a partition": "a partition, although none fits: raise a ValueError",
+        "raised ValueError": "the right outcome",
+    },
+)
 check_fitting("fastest_fitting(lesson arrays, 4, 8, 14 GiB)", visible_fit, layer_times, num_params,
               activation_bytes, 4, 8, 14 * 2**30)  # fmt: skip
 ### BEGIN HIDDEN TESTS
