@@ -32,7 +32,8 @@ class PartitionExplorer(Explorer):
     state, stashed activations × in-flight, the limit), with the simulated 1F1B step (pipe01).
 
     For speed the figure has fixed axes on an Agg canvas and persistent bars (MAX_STAGES per
-    segment) whose geometry a change updates before one redraw. ``last_metrics`` holds the
+    segment) whose geometry a change updates; the legends and frame are drawn once, and a change
+    draws only the ticks, bars, lines and texts over that background (blitting). ``last_metrics`` holds the
     numbers of the table: boundaries, stage_times, stage_memory, bottleneck, equal_bottleneck,
     simulated_step, feasible (False when no partition meets the limit; the unconstrained min-max
     is drawn then) and smallest_limit (bytes).
@@ -96,10 +97,26 @@ class PartitionExplorer(Explorer):
         )  # fmt: skip
         left.set_ylabel("ms per microbatch")
         right.set_ylabel("GiB")
+        left.set_xlabel("stage", fontsize=9)
+        right.set_xlabel("stage, and microbatches in flight (1F1B)", fontsize=9)
+        from matplotlib.ticker import MaxNLocator
+
         for ax in self.axes:
             ax.grid(axis="y", alpha=0.3)
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=6))
             for side in ("top", "right"):
                 ax.spines[side].set_visible(False)
+        # Blitting: the legends, spines and labels are drawn once into a background; the axes'
+        # ticks and grid, the bars, lines and texts are drawn on top of it on every frame.
+        self._dynamic = [ax.xaxis for ax in self.axes] + [ax.yaxis for ax in self.axes]
+        self._dynamic += [r for bars in self._time_bars.values() for r in bars]
+        self._dynamic += [r for bars in self._memory_bars.values() for r in bars]
+        self._dynamic += [self._equal_ticks, self._bottleneck, self._limit, self._limit_label]
+        self._dynamic += self._totals
+        for artist in self._dynamic:
+            artist.set_animated(True)
+        self._canvas.draw()
+        self._background = self._canvas.copy_from_bbox(fig.bbox)
 
     def _frame(self) -> str:
         return self._draw_frame(self.axes, **self.values)
@@ -220,9 +237,10 @@ class PartitionExplorer(Explorer):
         right.set_xticks(
             np.arange(p), [f"s{s}\n{n}" for s, n in enumerate(r["in_flight"])], fontsize=8
         )
-        right.set_xlabel("stage, and microbatches in flight (1F1B)", fontsize=9)
-        left.set_xlabel("stage", fontsize=9)
-        self._canvas.draw()
+        self._canvas.restore_region(self._background)
+        for artist in self._dynamic:
+            if artist.get_visible():
+                self.figure.draw_artist(artist)
         return self._metrics_html(r, num_stages, num_microbatches)
 
     def _metrics_html(self, r: dict[str, Any], p: int, m: int) -> str:
