@@ -13,7 +13,7 @@
 # - compute what no, selective and full recomputation stash and what they add to a step, and
 #   choose per layer what to recompute under a memory budget.
 #
-# **What you need:** pipe03 (1F1B holds min(m, p − s) stashes on stage s); cost05's activation
+# **What you need:** pipe03 (1F1B holds min(m, p − k) stashes on stage k); cost05's activation
 # bytes per layer help in section 3. numpy at the level of a matrix product and a
 # `default_rng`.
 
@@ -89,7 +89,7 @@ def rel_error(grads, reference):
 # ## 1. A stash is keyed by (stage, microbatch), not by arrival order
 #
 # A backward needs its own forward's state: the input, the ReLU's pre-activation, the dropout
-# mask. Under 1F1B (Narayanan et al. 2021, §2.2.1) stage $s$ holds up to $\min(m, p - s)$ of
+# mask. Under 1F1B (Narayanan et al. 2021, §2.2.1) stage $k$ holds up to $\min(m, p - k)$ of
 # these *stashes* at once, where $p$ is `num_stages` and $m$ is `num_microbatches`:
 
 # %%
@@ -101,9 +101,9 @@ plt.show()
 
 # %% [markdown]
 # Each bar is one stash, from its forward (blue) to its backward (orange). When B0 starts
-# (dotted), stage 0 holds four; the backward wants the oldest. A stack would hand it the newest, F3's, and
-# nothing would complain: the shapes match. On the MLP, with the course's `Stash`, which keys by
-# (stage, microbatch) and hands each value out once:
+# (dotted), stage 0 holds four; the backward wants the oldest. A stack would hand it the newest,
+# F3's, and nothing would complain: the shapes match. On the MLP, with the course's `Stash`,
+# which keys by (stage, microbatch) and hands each value out once:
 
 # %%
 stage_rng = np.random.default_rng(STAGE_SEED)
@@ -140,11 +140,11 @@ recompute_errors(errors)
 plt.show()
 
 # %% [markdown]
-# Fresh draws change every gradient, by roughly 20 to 90 %. Reseeding repairs microbatch 0 only: its masks
-# were the stream's first draws, the others' started further along. Restoring the saved state
-# gives bit-identical gradients. In numpy the state is a dict: `state = g.bit_generator.state`
-# before the forward, `g.bit_generator.state = state` before the rerun.
-# `torch.utils.checkpoint` does this by default (`preserve_rng_state=True`, PyTorch docs,
+# Fresh draws change every gradient, by roughly 20 to 90 %. Reseeding repairs microbatch 0 only:
+# its masks were the stream's first draws, the others' started further along. Restoring the
+# saved state gives bit-identical gradients. In numpy the state is a dict:
+# `state = g.bit_generator.state` before the forward, `g.bit_generator.state = state` before the
+# rerun. `torch.utils.checkpoint` does this by default (`preserve_rng_state=True`, PyTorch docs,
 # "torch.utils.checkpoint").
 #
 # A rerun also repeats every side effect. A BatchNorm-style running mean,
@@ -160,7 +160,7 @@ for mode in ("stored", "restore"):
 
 # %% [markdown]
 # Exact gradients, yet 16 updates instead of 8 and another running mean, which evaluation then
-# uses. PyTorch's checkpoint does not prevent this (pytorch/pytorch issue #96136, open).
+# uses. PyTorch's checkpoint does not prevent it (pytorch/pytorch issue #96136 asks it to).
 #
 # ## 3. What each policy stashes, and what it adds to the step
 #
@@ -176,13 +176,13 @@ for mode in ("stored", "restore"):
 # where $s$ is the sequence length, $b$ the micro-batch size, $h$ the hidden size and $a$ the
 # number of heads; $5as/h$ is the $a{\times}s{\times}s$ softmax output, dropout mask and dropout
 # output that selective recomputation reruns (QKᵀ, softmax, dropout, attention over V; §5).
-# A stage of $L$ layers stashes $\min(m, p - s)\cdot L$ times its row. For $h = 4096$,
+# Stage $k$ of $L$ layers stashes $\min(m, p - k)\cdot L$ times its row. For $h = 4096$,
 # $a = 32$, $s = 2048$, $b = 1$, 8 layers per stage, against a 6 GiB budget:
 
 # %%
 shape = dict(layers_per_stage=8, seq_len=2048, micro_batch=1, hidden=4096, num_heads=32)
 per_stage = {
-    policy: [stage_stash_bytes(policy, s, num_stages, num_microbatches, **shape) for s in range(4)]
+    policy: [stage_stash_bytes(policy, k, num_stages, num_microbatches, **shape) for k in range(4)]
     for policy in ("none", "selective", "full")
 }
 stage_stash_bars(per_stage, capacity=6 * GiB)
@@ -288,8 +288,8 @@ check_float(
     3 * 6 * 34 * sbh_,
     known_wrong={
         3 * 6 * sbh_ * (34 + 5 * 16 * 1024 / 2048): "the no-recomputation row, 34 + 5as/h",
-        8 * 6 * 34 * sbh_: "m microbatches in flight (GPipe's), not min(m, p − s)",
-        2 * 6 * 34 * sbh_: "p − s − 1 in flight: the warm-up forwards, without the one more",
+        8 * 6 * 34 * sbh_: "m microbatches in flight (GPipe's), not min(m, p − stage)",
+        2 * 6 * 34 * sbh_: "p − stage − 1 in flight: the warm-up forwards, without the one more",
         3 * 34 * sbh_: "one layer, not the stage's layers",
         2 * 3 * 6 * 34 * sbh_: "4-byte activations: Table 2 counts 16-bit ones",
         3 * 6 * 34 * sbh_ / GiB: "GiB: the answer is in bytes",
@@ -317,8 +317,8 @@ for case, got in zip(bytes_cases, bytes_got, strict=True):
         (flight * layers_ * row["none"], "the no-recomputation row, 34 + 5as/h"),
         (flight * layers_ * row["selective"], "the selective row, 34·sbh"),
         (0.0, "nothing stashed under full recomputation: the layer input, 2·sbh, stays"),
-        (m_ * layers_ * row[policy_], "m microbatches in flight (GPipe's), not min(m, p − s)"),
-        ((p_ - s_) * layers_ * row[policy_], "p − s in flight without the min(m, ·)"),
+        (m_ * layers_ * row[policy_], "m microbatches in flight (GPipe's), not min(m, p − stage)"),
+        ((p_ - s_) * layers_ * row[policy_], "p − stage in flight without the min(m, ·)"),
         (max(flight - 1, 0) * layers_ * row[policy_], "one microbatch fewer in flight"),
         (flight * row[policy_], "one layer, not the stage's layers"),
         (2 * expected, "4-byte activations: Table 2 counts 16-bit ones"),
@@ -781,19 +781,20 @@ passed("Exercise 5")
 # ## Going further (optional, ungraded)
 #
 # - Korthikanti et al. (2022, §5) report 2.7 % (GPT-3 175B) and 1.6 % (MT-NLG 530B) more FLOPs
-#   for selective recomputation. Both equal $\frac{s/6h}{1 + s/6h + V/12lh}$, the whole attention
-#   term of Eq. 3 counted once more — three times the forward-only rerun this lesson charges
-#   ($4bs^2h$ per layer, 0.9 % for GPT-3).
+#   for selective recomputation. Both equal $\frac{s/6h}{1 + s/6h + V/12lh}$ ($V$ the vocabulary,
+#   $l$ the layers): the whole attention term of Megatron-LM's FLOP count (Narayanan et al. 2021,
+#   Eq. 3) once more — three times the forward-only rerun this lesson charges ($4bs^2h$ per
+#   layer, 0.9 % for GPT-3).
 # - The usual BatchNorm fix for checkpointing, momentum $1 - \sqrt{1 - \mu}$ for both updates,
 #   assumes they are consecutive. In a 1F1B stage other microbatches' forwards run between F j
-#   and its rerun, so the weights still differ; fairscale's `patch_batchnorm` skips the update
-#   during the rerun instead.
+#   and its rerun, so the weights still differ; fairscale's `patch_batchnorm` lets only one of
+#   the two runs update the statistics instead.
 # - `torch.utils.checkpoint` saves the CPU state and that of one other device type; its docs
 #   warn that randomness on further devices may give incorrect gradients.
 # - FlashAttention (Dao et al. 2022) never stores the $s \times s$ matrix and recomputes it in
 #   the backward: selective recomputation built into the kernel, with the softmax statistics as
 #   its stash.
-# - The rerun need not wait for the gradient: GPipe schedules it early, during the drain (Huang
-#   et al. 2019, §2.3), which takes it off the critical path in the last slots.
+# - The rerun need not wait for the gradient: GPipe notes that it "can be scheduled earlier"
+#   (Huang et al. 2019, §2.3), which can take it off the critical path.
 # - While a layer is recomputed its whole working set is live again: the peak is the stash plus
 #   one layer's $sbh(34 + 5as/h)$, not the stash alone.

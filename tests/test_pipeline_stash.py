@@ -19,6 +19,7 @@ from course_lib.pipeline.stash import (
     Stash,
     best_recompute_plan,
     init_mlp,
+    layer_forward_times,
     layer_options,
     mlp_backward,
     mlp_forward,
@@ -405,3 +406,41 @@ def test_layer_options_are_table_2_and_recompute_time():
 def test_bad_input_is_named(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_layer_forward_times_are_matmul_flops_over_the_rate():
+    """24bsh² + 4bs²h FLOPs per layer forward, 4bs²h of them the attention core."""
+    s, b, h, rate = 2048, 2, 1024, 1e12
+    t_f, t_core = layer_forward_times(s, b, h, rate)
+    assert t_core == pytest.approx(4 * b * s * s * h / rate)
+    assert t_f == pytest.approx((24 * b * s * h * h + 4 * b * s * s * h) / rate)
+    with pytest.raises(ValueError, match="flops_per_second"):
+        layer_forward_times(s, b, h, 0.0)
+    with pytest.raises(ValueError, match="hidden"):
+        layer_forward_times(s, b, 0, 1e12)
+
+
+@pytest.mark.parametrize("layers, hidden, reported", [(96, 12288, 0.027), (105, 20480, 0.016)])
+def test_selective_overhead_arithmetic_of_going_further(layers, hidden, reported):
+    """pipe05's Going further: Korthikanti et al. 2022's 2.7 % (GPT-3 175B) and 1.6 % (MT-NLG
+    530B) equal (s/6h) / (1 + s/6h + V/12lh) at s = 2048, V = 51200, three times the forward-only
+    rerun 4bs²h per layer (0.9 % for GPT-3), computed here from the FLOP terms themselves."""
+    s, v = 2048, 51200
+    model = 72.0 * s * layers * hidden**2 * (1 + s / (6 * hidden) + v / (12 * layers * hidden))
+    attention_again = 72.0 * s * layers * hidden**2 * s / (6 * hidden)
+    assert round(attention_again / model, 3) == reported
+    forward_only = 4.0 * s * s * hidden * layers  # per sequence (B = 1), like model
+    assert attention_again == pytest.approx(3 * forward_only)
+    if hidden == 12288:
+        assert round(forward_only / model, 3) == 0.009
+
+
+def test_full_recompute_is_a_third_more_megatron_flops():
+    """Eq. 3 with and without recomputation (course_lib.flops): about 33 % more for GPT-3 175B."""
+    from course_lib.flops import megatron_flops_per_iteration
+
+    args = (1, 2048, 96, 12288, 51200)
+    ratio = megatron_flops_per_iteration(*args, recompute=True) / megatron_flops_per_iteration(
+        *args, recompute=False
+    )
+    assert round(ratio - 1, 2) == 0.33

@@ -123,7 +123,7 @@ def stage_stash_bars(
     ax.set_ylabel("stashed activations (GiB)")
     ax.legend(title="recomputation", frameon=False, loc="center right")
     ax.grid(axis="y", alpha=0.3)
-    ax.set_title("Peak stash per stage under 1F1B: min(m, p − s) microbatches", loc="left")
+    ax.set_title("Peak stash per stage under 1F1B: min(m, p − stage) microbatches", loc="left")
     return ax
 
 
