@@ -95,7 +95,7 @@ def rel_error(grads, reference):
 # %%
 timeline = simulate(one_f_one_b(num_stages, num_microbatches), 1e-3, 2e-3)
 figure = lifetime_bars({"1F1B": timeline}, stage=0)  # pipe03's figure, stage 0
-figure.set_size_inches(9, 3.6)
+figure.set_size_inches(9, 4.0)
 mark_first_backward(figure.axes[0], timeline, stage=0)
 plt.show()
 

@@ -47,8 +47,8 @@ def mark_first_backward(ax: Axes, timeline: Timeline, stage: int = 0) -> Axes:
     # lifetime_bars draws in seconds (its tick labels are scaled), so do we.
     ax.axvline(t0, color="black", ls=":", lw=1.2, gid="first_backward")
     ax.text(
-        t0, -0.9, f" B{j0} starts, {len(held)} held: it takes mb {j0}'s, not the newest "
-        f"(mb {held[-1]}'s)", ha="left", va="bottom", fontsize=9, gid="first_backward_label",
+        t0, -0.95, f" B{j0} starts, {len(held)} held: it takes mb {j0}'s, not the newest "
+        f"(mb {held[-1]}'s)", ha="left", va="center", fontsize=9, gid="first_backward_label",
     )  # fmt: skip
     return ax
 
