@@ -118,9 +118,9 @@ print(f"one more microbatch adds {(steps[1] - steps[0]) * 1e3:.2f} ms = the slow
 
 # %% [markdown]
 # The last stage takes 37.45 ms, the others about 29. In steady state every stage works on a
-# microbatch at once, so one microbatch leaves the pipeline per slowest-stage time: the
-# simulator (pipe02) confirms that each extra microbatch adds 37.45 ms to the 1F1B step, not the
-# 31 ms average. The three faster stages idle a fifth of the time.
+# microbatch at once, so one microbatch leaves the pipeline per slowest-stage time: the course's
+# simulator (pipe02 introduces it) shows each extra microbatch adding 37.45 ms to the 1F1B step,
+# not the 31 ms average. The three faster stages idle a fifth of the time.
 
 # %% [markdown]
 # ## 2. Equal layer counts are unbalanced: minimise the slowest stage
