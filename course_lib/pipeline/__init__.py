@@ -7,6 +7,8 @@
 - partition: model specs, stage times and memory of a partition, the min-max partition (pipe01);
 - interleaving: chunks on ranks, crossings per microbatch, the interleaved step and the best v
   under latency, Megatron-LM's and PyTorch's acceptance rules (pipe04; import it by name).
+- accumulation: gradient accumulation over variable-length microbatches, the error of the mean of
+  means, batch-dependent normalisation, step time against m (pipe06; import it by name).
 """
 
 from .formulas import (
