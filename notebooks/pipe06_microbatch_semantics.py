@@ -145,13 +145,15 @@ plt.show()
 # each of its tokens counts 1.9 times. Counting padding (weighting by $P_k$, the padded size)
 # halves the error but does not remove it. Use the mask: $n_k$ counts only real tokens.
 #
-# This was a real bug. Hugging Face's Trainer averaged per-microbatch mean losses until October
-# 2024, when accumulated and full-batch runs were found to give different losses; the fix sums
-# token losses and divides by the batch's token count ("Fixing Gradient Accumulation", Hugging
-# Face blog, 16 Oct 2024). Megatron-LM's `calculate_per_token_loss` sums each microbatch's loss
-# and divides the accumulated gradients by "the total number of non-padded tokens in the global
-# batch"; under pipelining that count exists only on the last stage, which computes the loss,
-# and is broadcast to the others (`megatron/core/distributed/finalize_model_grads.py`).
+# Frameworks do both. In Megatron-LM's schedules (`megatron/core/pipeline_parallel/schedules.py`,
+# `forward_step`), a loss function that reports its token count has its loss divided by that
+# count and by the number of microbatches: the mean of means, the default. With
+# `calculate_per_token_loss` the loss stays a sum and the accumulated gradients are divided by
+# "the total number of non-padded tokens in the global batch", a count that exists only on the
+# last stage, which computes the loss, and is broadcast to the others
+# (`megatron/core/distributed/finalize_model_grads.py`). Hugging Face's Trainer averaged
+# per-microbatch means until runs with and without accumulation were found to give different
+# losses ("Fixing Gradient Accumulation", Hugging Face blog, 16 Oct 2024).
 
 # %% [markdown]
 # ## 2. The mean of means misses by a covariance
