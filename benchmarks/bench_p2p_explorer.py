@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 # The same measurement as pipe02's benchmark (run from this folder, so it imports as a module).
 from bench_fill_drain_explorer import change, random_drags, summary  # noqa: E402
 
-from course_lib.explorers.p2p import ORDER_LABELS, SIZES, p2p_explorer  # noqa: E402
+from course_lib.explorers.p2p import SIZES, p2p_explorer  # noqa: E402
 
 
 def corner(cold: bool) -> None:
@@ -36,7 +36,7 @@ def corner(cold: bool) -> None:
         c, w = change(explorer, "message", size)
         cpu.append(c)
         wall.append(w)
-    label = f"p = 8, {list(ORDER_LABELS)[4]!r}, {'cold' if cold else 'dragged'}"
+    label = f"p = 8, 'even ranks send both first', {'cold' if cold else 'dragged'}"
     print(f"  {label:<48} {summary(cpu[2:], wall[2:])}")
 
 

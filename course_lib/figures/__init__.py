@@ -8,6 +8,7 @@ figures and explorers can redraw into an existing Axes. Modules mirror the model
 trace diffs), ``pipeline`` (schedule grids, Module 2), ``partition`` (pipe01: per-layer costs,
 stage times and stage memory), ``one_f_one_b`` (pipe03: phases, stashes per stage, lifetimes;
 its multi-panel figures return the Figure), ``accumulation`` (pipe06: token weights per rule,
-mean loss against tokens, normalisation errors, step time against m);
+mean loss against tokens, normalisation errors, step time against m), ``p2p`` (pipe09: program
+grids with matched messages, wait-for graphs and cycles, send buffers owned by transfers);
 ``style`` holds what several families share (time units, text metrics).
 """

@@ -304,9 +304,8 @@ class P2PRun:
     def describe(self) -> str:
         """A verdict in words: completed, or the blocked operations, the cycle, the mismatch."""
         if self.completed:
-            return (
-                f"completed: every operation matched; the last ends at {self.makespan * 1e3:.4g} ms"
-            )
+            end = f"; the last ends at {self.makespan * 1e3:.4g} ms" if self.makespan > 0 else ""
+            return f"completed: every operation matched{end}"
         lines = []
         if self.mismatch is not None:
             lines.append(f"hang: {self.mismatch}")
