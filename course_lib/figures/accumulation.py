@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt  # noqa: F401  (used by the plotting functions below)
 import numpy as np
-from matplotlib.ticker import FixedLocator, NullLocator
+from matplotlib.ticker import FixedLocator, LogLocator, NullLocator
 
 from course_lib.figures.pipeline import SCHEDULE_COLOURS
 
@@ -159,6 +159,8 @@ def norm_gradient_curves(
     ax.text(sizes[0], floor * 3, "float rounding: the same gradient", fontsize=8, va="bottom")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10.0, numticks=6))
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_locator(FixedLocator(sizes))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticklabels([f"{int(s)}" for s in sizes])
