@@ -753,8 +753,8 @@ class PipeExchange:
 
 
 def pipe_capacity() -> int | None:
-    """Capacity in bytes of a new os.pipe() (fcntl F_GETPIPE_SZ, Linux; 65,536 by default since
-    Linux 2.6.11, pipe(7)); None where the system does not report it (pipe09)."""
+    """Capacity in bytes of a new os.pipe() (fcntl F_GETPIPE_SZ, Linux; 16 pages by default since
+    Linux 2.6.11, 65,536 bytes with 4 KiB pages, pipe(7)); None where not reported (pipe09)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not on Windows
