@@ -136,14 +136,14 @@ plt.show()
 # Two OS processes joined by two pipes, each writing a message to the other before reading. A
 # write returns once the kernel holds the bytes, and a pipe holds 16 pages, 65,536 bytes with
 # 4 KiB pages, since Linux 2.6.11 (pipe(7)); `fcntl`'s `F_GETPIPE_SZ` reports it. Above that both
-# writers wait for a reader that is itself writing. Each pair gets 1.5 s, then is killed.
+# writers wait for a reader that is itself writing. Each pair gets 1 s, then is killed.
 
 # %%
 capacity = pipe_capacity()  # None where the system does not report it (not Linux)
 limit = capacity or 64 * KiB
 print(f"pipe capacity: {capacity} bytes" if capacity else "pipe capacity unknown; trying 64 KiB")
 try:
-    for result in os_pipe_exchange([limit // 4, limit, 4 * limit], timeout=1.5):
+    for result in os_pipe_exchange([limit // 4, limit, 4 * limit], timeout=1.0):
         if result.completed:
             outcome = f"completed in {result.seconds * 1e3:.0f} ms"
         else:

@@ -238,7 +238,7 @@ class P2PExplorer(Explorer):
             ("at eager limit 0 (synchronous)", "completes" if strict.completed else "deadlocks"),
             ("wait-for cycle", cycle),
             (
-                "messages",
+                "matched messages",
                 f"{protocols.count('eager')} eager, {protocols.count('rendezvous')} rendezvous",
             ),
         ]
