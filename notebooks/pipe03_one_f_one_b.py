@@ -54,7 +54,14 @@ GiB = 2**30
 # - **steady state**: $m - w_s$ pairs $F_{w_s + i},\ B_i$ for $i = 0 \dots m - w_s - 1$;
 # - **cool-down**: the remaining $w_s$ backwards, in microbatch order,
 #
-# where $p$ is `num_stages` and $m$ is `num_microbatches`. Why $p - s - 1$: while microbatch 0
+# where $p$ is `num_stages` and $m$ is `num_microbatches`. The paper describes the warm-up only
+# in words; the count $w_s$ is Megatron-LM's code: `num_warmup_microbatches` in
+# `forward_backward_pipelining_without_interleaving`
+# (`megatron/core/pipeline_parallel/schedules.py`, NVIDIA/Megatron-LM commit 4dabc62) is the
+# pipeline size minus the rank minus 1, clamped to the number of microbatches. What the paper
+# states is the resulting peak (section 2).
+#
+# Why $p - s - 1$: while microbatch 0
 # travels down to the last stage and its gradient comes back, each of the $p - s - 1$ stages
 # below needs a microbatch to work on. With the steady state's first forward, $p - s$ microbatches have
 # entered stage $s$ when $B_0$ reaches it. The last stage has nothing below: $w = 0$, it runs
@@ -88,7 +95,8 @@ plt.show()
 # $$\text{peak}_s = \min(m,\ p - s)$$
 #
 # stashes — its warm-up plus the first steady-state forward — instead of GPipe's $m$: activations
-# are "stashed for $p$ or fewer microbatches" (ibid.).
+# are "stashed for $p$ or fewer microbatches" (ibid.). That sentence bounds this peak,
+# $\min(m, p - s) \le p$, not the warm-up of section 1.
 
 # %%
 runs = {"GPipe": simulate(gpipe(num_stages, num_microbatches), forward_time, backward_time)}
@@ -135,7 +143,8 @@ for name, generator in (("GPipe", gpipe), ("1F1B", one_f_one_b)):
 # (cost05). The stashes live at a moment are the lifetimes that cover it. Since a rank runs one
 # action at a time, the count on its stage moves only at its own actions, $+1$ when a forward
 # starts and $-1$ when a backward ends: the order of actions fixes the peak, the timing only
-# stretches it.
+# stretches it. For the same reason, counting lifetimes from $F$'s end instead would give the
+# same peaks: nothing is freed while a forward runs.
 #
 # Little's law (Little 1961: items in a system = arrival rate × time in the system) gives the
 # steady state's count: stage $s$ starts one forward every $t_f + t_b$, and each stash lives
@@ -149,7 +158,7 @@ lifetime_bars(runs, stage=0)
 plt.show()
 
 # %% [markdown]
-# Each bar is one microbatch's stash on stage 0: blue its forward, orange its backward. Under
+# Each bar is one microbatch's stash on stage 0: its forward, its wait, its backward. Under
 # 1F1B, microbatches 1 to 3 wait longer (14 to 18 ms) because their forwards ran back to back;
 # from microbatch 4 on each lives $p(t_f + t_b) = 12$ ms and four overlap at any time. Under
 # GPipe the lifetimes grow from 19 to 26 ms and all eight overlap from 7 ms to 19 ms.
@@ -226,8 +235,8 @@ def _checked_order(label, got, expected, p, m, s):
         (m, "all forwards first: that is GPipe's order"),
         (min(m, p - s) + 1, "min(m, p − s) warm-up forwards, one too many (PyTorch counts the "
          "steady state's first forward as warm-up; Megatron-LM does not)"),
-        (min(m, max(0, p - s - 2) + 1), "p − s − 2 warm-up forwards: a stage counted from 1?"),
-        (w, "no forward right before the first backward: the steady state pairs F, then B"),
+        (w, "one forward short: after p − s − 1 warm-ups the steady state pairs F, then B "
+         "(PyTorch's B-then-F pairs follow p − s warm-ups); or was the stage counted from 1?"),
     ]  # fmt: skip
     check_int(
         f"{label}: forwards before its first backward",
@@ -282,6 +291,29 @@ check_names(
     ["F(s0,m0)", "F(s0,m1)", "B(s0,m0)", "B(s0,m1)"],
     ordered=True,
 )
+with forbid(*_no_delegation, exercise="Exercise 1"):
+    _late = one_f_one_b_order(5, 3, 3)
+_label = "one_f_one_b_order(5, 3, 3)"
+check_type(_label, _late, list, tuple)
+for _k, _action in enumerate(_late):
+    check_type(f"{_label}[{_k}]", _action, Action)
+_kinds = [a.kind for a in _late]
+check_int(
+    f"{_label}: forwards before its first backward (m < p, but p − s − 1 = 1 < m)",
+    _kinds.index("B") if "B" in _kinds else len(_kinds),
+    2,
+    known_wrong={
+        3: "every forward first: GPipe's order, or min(m, p − s) warm-ups then F/B pairs",
+        1: "one forward short: after the warm-up the steady state pairs F, then B; "
+        "or was the stage counted from 1?",
+    },
+)
+check_names(
+    _label,
+    [str(a) for a in _late],
+    "F(s3,m0) F(s3,m1) B(s3,m0) F(s3,m2) B(s3,m1) B(s3,m2)".split(),
+    ordered=True,
+)
 ### BEGIN HIDDEN TESTS
 _cases = [
     (8, 3, 0), (8, 3, 4), (8, 3, 5), (8, 3, 7), (4, 1, 0), (4, 1, 3), (6, 4, 1), (6, 4, 2),
@@ -325,23 +357,36 @@ _routes = (
     "peak_in_flight_one_f_one_b", "stage_in_flight",
 )  # fmt: skip
 _no_delegation = [(course_pipeline, n) for n in _routes if hasattr(course_pipeline, n)]
-with forbid(*_no_delegation, exercise="Exercise 2"):
-    _small = warmup_forwards(5, 7)
-check_type("warmup_forwards(5, 7)", _small, list, tuple)
-check_int("len(warmup_forwards(5, 7))", len(_small), 5)
 _pytorch = "PyTorch's count, with the steady state's first forward"
-for _s, (_right, _known) in enumerate(
-    [
-        (4, {5: _pytorch, 7: "m: GPipe's order", 3: "a stage counted from 1"}),
-        (3, {4: _pytorch, 7: "m: GPipe's order", 2: "a stage counted from 1"}),
-        (2, {3: _pytorch, 7: "m: GPipe's order", 1: "a stage counted from 1"}),
-        (1, {2: _pytorch, 7: "m: GPipe's order"}),
-        (0, {1: _pytorch, 7: "m: GPipe's order"}),
-    ]
-):
-    check_int(f"warmup_forwards(5, 7)[{_s}]", _small[_s], _right, known_wrong=_known)
+_gpipe = "m: GPipe's order"
+_one_based = "a stage counted from 1"
+_unclamped = "p − s − 1 without the clamp at m"
+_below_m = "m − 1: when m ≤ p − s − 1 every forward is a warm-up forward, all m of them"
+_expected = {
+    (5, 7): [
+        (4, {5: _pytorch, 7: _gpipe, 3: _one_based, 0: "stage p − 1's count: stage 0 comes first"}),
+        (3, {4: _pytorch, 7: _gpipe, 2: _one_based}),
+        (2, {3: _pytorch, 7: _gpipe, 1: _one_based}),
+        (1, {2: _pytorch, 7: _gpipe}),
+        (0, {1: _pytorch, 7: _gpipe}),
+    ],
+    (4, 2): [  # m < p: the clamp at m
+        (2, {3: _unclamped, 1: _below_m}),
+        (2, {1: _below_m}),
+        (1, {2: _pytorch + ", or " + _gpipe, 0: _one_based}),
+        (0, {1: _pytorch, 2: _gpipe}),
+    ],
+}
+for (_p, _m), _rows in _expected.items():
+    with forbid(*_no_delegation, exercise="Exercise 2"):
+        _got = warmup_forwards(_p, _m)
+    _label = f"warmup_forwards({_p}, {_m})"
+    check_type(_label, _got, list, tuple)
+    check_int(f"len({_label})", len(_got), _p)
+    for _s, (_right, _known) in enumerate(_rows):
+        check_int(f"{_label}[{_s}]", _got[_s], _right, known_wrong=_known)
 ### BEGIN HIDDEN TESTS
-_cases = [(8, 3), (1, 5), (5, 1), (6, 6), (16, 64), (3, 2), (4, 2)]
+_cases = [(8, 3), (1, 5), (5, 1), (6, 6), (16, 64), (3, 2), (7, 3)]
 with forbid(*_no_delegation, exercise="Exercise 2 (hidden cases)"):
     _answers = {case: warmup_forwards(*case) for case in _cases}
 for (_p, _m), _got in _answers.items():
@@ -417,7 +462,12 @@ def _checked_peaks(got, schedule, expected, label):
     for s, value in enumerate(got):
         kinds = [a.kind for a in schedule.actions[s]]
         before_b = kinds.index("B") if "B" in kinds else len(kinds)
+        streak = longest = 0
+        for kind in kinds:
+            streak = streak + 1 if kind == "F" else 0
+            longest = max(longest, streak)
         hints = [
+            (longest, "the longest run of forwards: stashes of earlier forwards are still live"),
             (min(m, p - s), "min(m, p − s): the 1F1B formula, but this order is not 1F1B's"),
             (m, "m: GPipe's peak, every forward before any backward"),
             (before_b, "the forwards before the first backward: a later burst can hold more"),
@@ -445,6 +495,11 @@ _schedules = {
         ["F0 F1 F2 F3 F4 B0 F5 B1 B2 B3 B4 B5", "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5",
          "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5", "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5"],
         "early",
+    ),
+    "two bursts (2, 8)": _custom(
+        ["F0 F1 F2 B0 F3 F4 F5 F6 B1 F7 B2 B3 B4 B5 B6 B7",
+         "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"],
+        "two bursts",
     ),
     "bursts (2, 6)": _custom(
         ["F0 F1 F2 B0 B1 F3 F4 F5 B2 B3 B4 B5", "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5"], "bursts"
@@ -493,6 +548,11 @@ def _action_time(events, kind, stage, microbatch, column):
     return float(rows.iloc[0]) if len(rows) else float("nan")
 
 
+def _stage_edge(events, stage, column, pick):
+    """The first start (pick=min) or last end (pick=max) of any action on ``stage``, in s."""
+    return float(pick(events.loc[events["stage"] == stage, column]))
+
+
 def _checked_lifetime(got, right, events, stage, j, label):
     """(start, end) against ``right``, naming the neighbouring action times a mistake gives."""
     check_type(label, got, tuple, list)
@@ -508,6 +568,8 @@ def _checked_lifetime(got, right, events, stage, j, label):
         (t(events, "F", stage, j - 1, "start"), "the previous microbatch's forward"),
         (t(events, "F", stage + 1, j, "start"), "the next stage's forward"),
         (t(events, "F", stage - 1, j, "start"), "the previous stage's forward"),
+        (1e3 * right[0], "milliseconds: the events' times are in seconds"),
+        (_stage_edge(events, stage, "start", min), "the stage's first forward, any microbatch"),
     ]
     ends = [
         (
@@ -519,6 +581,9 @@ def _checked_lifetime(got, right, events, stage, j, label):
         (t(events, "B", stage, j - 1, "end"), "the previous microbatch's backward"),
         (t(events, "B", stage + 1, j, "end"), "the next stage's backward: the gradient's arrival"),
         (t(events, "B", stage - 1, j, "end"), "the previous stage's backward"),
+        (1e3 * right[1], "milliseconds: the events' times are in seconds"),
+        (right[1] - right[0], "the duration: the tuple is (start, end)"),
+        (_stage_edge(events, stage, "end", max), "the stage's last backward, any microbatch"),
     ]
     for k, (name, hints) in enumerate((("start", starts), ("end", ends))):
         known = distinct_hints(hints, right[k], rtol=1e-6, atol=1e-12)
@@ -612,6 +677,8 @@ check_float(
         84 / 34: "p − s − 1 stashes under 1F1B: the warm-up, not the peak",
         84 / 38: "p − s + 1 stashes: a stage counted from 1",
         36 / 84: "1F1B's peak over GPipe's: the ratio upside down",
+        2.0: "rounded down: // instead of /",
+        1.0: "p stashes under GPipe: it holds all m",
     },
 )
 ### BEGIN HIDDEN TESTS
@@ -650,6 +717,8 @@ for (_p, _m, _s, _state, _stash), _got in _answers.items():
             _ratio(_state, _stash, _m, min(_m, _p)),
             "min(m, p) on every stage: the peak depends on the stage",
         ),
+        (_ratio(_state, _stash, _p, min(_m, _p - _s)), "p stashes under GPipe: it holds all m"),
+        (float(_right // 1), "rounded down: // instead of /"),
     ]
     check_float(
         f"memory_ratio({_p}, {_m}, {_s}, {_state / GiB:g} GiB, {_stash / GiB:g} GiB)",
@@ -699,9 +768,8 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Going further (optional, ungraded)
 #
-# - Megatron-LM (`megatron/core/pipeline_parallel/schedules.py`,
-#   `forward_backward_pipelining_without_interleaving`) sets `num_warmup_microbatches` to the
-#   pipeline size minus the rank minus 1, clamped to the number of microbatches. PyTorch 2.13's
+# - Megatron-LM (`schedules.py` at commit 4dabc62, section 1) runs each steady-state pair
+#   forward first, then backward. PyTorch 2.13's
 #   `Schedule1F1B` (`torch/distributed/pipelining/schedules.py`) sets
 #   `warmup_chunks = min(n_microbatches, num_stages - stage_index)`, then runs "1B1F" pairs, and
 #   raises a ValueError when there are fewer microbatches than stages.

@@ -131,6 +131,28 @@ def test_phase_edges_sit_where_warmups_end_and_cooldowns_begin(explorer):
     assert [seg[0][0] for seg in segments] == pytest.approx([x for x, _ in expected])
 
 
+@pytest.mark.parametrize("p, m, s", [(4, 8, 0), (8, 32, 5), (8, 4, 0), (8, 4, 6)])
+def test_stash_panel_ticks_both_peaks_in_its_own_colour(explorer, p, m, s):
+    """The lower panel's y ticks are 0, the 1F1B peak and GPipe's peak (one tick where the two
+    coincide); it is labelled in microbatches, and the 1F1B curve's colour is neither the grid's
+    forward blue nor GPipe's line colour."""
+    from course_lib.explorers.one_f_one_b import STASH_COLOUR
+    from course_lib.figures.pipeline import PIPELINE_LINE_COLOURS, SCHEDULE_COLOURS
+
+    _set(explorer, num_stages=p, num_microbatches=m, stage=s, latency_ms=0.0)
+    ofob, gp = min(m, p - s), m
+    labels = [t.get_text() for t in explorer._y_tick_labels] + [
+        explorer._gpipe_tick_label.get_text()
+    ]
+    ticks = sorted(int(t) for t in labels if t)
+    assert ticks == sorted({0, ofob, gp})
+    if gp != ofob:
+        assert explorer._gpipe_tick_label.get_position()[1] == gp
+    assert "microbatches" in explorer.axes[1].get_ylabel()
+    assert STASH_COLOUR not in (SCHEDULE_COLOURS["F"], PIPELINE_LINE_COLOURS[1])
+    assert explorer._stash_line.get_color() == STASH_COLOUR
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [

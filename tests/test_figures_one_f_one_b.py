@@ -146,7 +146,19 @@ def test_lifetime_bars_are_timeline_lifetimes(stage):
             (peak,) = [line for line in ax.get_lines() if line.get_gid() == f"peak:{name}"]
             times, counts = run.in_flight(stage)
             assert peak.get_xdata()[0] == pytest.approx(times[int(np.argmax(counts))])
-            label = [t.get_text() for t in ax.texts if " live at " in t.get_text()]
-            assert label and label[0].startswith(f" {int(run.peak_in_flight[stage])} live at ")
+            label = [t for t in ax.texts if " live at " in t.get_text()]
+            assert label and label[0].get_text().startswith(
+                f" {int(run.peak_in_flight[stage])} live at "
+            )
+            bottom, top = ax.get_ylim()  # inverted: microbatch 0 on top
+            assert top < label[0].get_position()[1] < -0.35  # inside the frame, above mb 0's bar
+        (legend,) = fig.legends
+        colours = {tuple(h.get_facecolor()[:3]) for h in legend.legend_handles}
+        assert len(colours) == 3  # forward, waiting, backward: three colours, one legend entry each
+        assert [t.get_text().split(" ")[0] for t in legend.get_texts()] == [
+            "forward",
+            "stash",
+            "backward",
+        ]
     finally:
         plt.close(fig)

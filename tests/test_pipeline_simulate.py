@@ -328,6 +328,64 @@ def test_in_flight_matches_brute_force_count(case):
             assert counts[-1] == 0
 
 
+def test_in_flight_nets_float_near_ties_no_false_dip():
+    """1F1B(4, 8) at t_f = 1 ms, t_b = 2 ms: on stage 3, B3 ends at 0.015000000000000001 s and F4
+    starts at 0.015000000000000003 s (float rounding of the same instant). They are netted as one
+    instant, so the count stays at 1 until the last backward (it dipped to 0 at 15 ms when the
+    edges were compared exactly); every stage's peak is still min(m, p - s)."""
+    timeline = simulate(one_f_one_b(4, 8), 1e-3, 2e-3)
+    freed, born = timeline.lifetime(3, 3)[1], timeline.lifetime(3, 4)[0]
+    assert freed != born and abs(freed - born) < 1e-9 * timeline.makespan  # a real near-tie
+    times, counts = timeline.in_flight(3)
+    assert counts.tolist() == [1] * 8 + [0]
+    assert np.all(np.diff(times) > 1e-9 * timeline.makespan)
+    assert timeline.peak_in_flight.tolist() == [4, 3, 2, 1]
+    for stage in range(4):
+        assert np.all(timeline.in_flight(stage)[1][:-1] > 0)  # no stage empties mid-step
+
+
+def test_in_flight_nets_float_near_ties_no_false_peak():
+    """The opposite rounding: B0 ends at 0.1 + 0.2 = 0.30000000000000004 and F1 starts at 0.3.
+    Compared exactly the birth comes first and the count reads 2; netted as one instant it is 1,
+    as the order F0 B0 F1 B1 says."""
+    schedule = Schedule(1, 2, 1, ((A("F", 0, 0), A("B", 0, 0), A("F", 0, 1), A("B", 0, 1)),))
+    events = pd.DataFrame(
+        {
+            "rank": [0, 0, 0, 0],
+            "kind": ["F", "B", "F", "B"],
+            "stage": [0, 0, 0, 0],
+            "microbatch": [0, 0, 1, 1],
+            "start": [0.0, 0.1, 0.3, 0.4],
+            "end": [0.1, 0.1 + 0.2, 0.4, 0.6],
+        }
+    )
+    timeline = Timeline(schedule, events)
+    assert timeline.lifetime(0, 0)[1] > timeline.lifetime(0, 1)[0]  # the birth sorts first
+    times, counts = timeline.in_flight(0)
+    assert counts.tolist() == [1, 1, 0]
+    assert times.tolist() == [0.0, 0.3, 0.6]  # the netted instant is its earliest edge
+    assert timeline.peak_in_flight.tolist() == [1]
+
+
+def test_in_flight_keeps_edges_further_apart_than_the_tolerance():
+    """Edges 1e-6 × makespan apart are separate instants: a stash freed just after the next one
+    is born is a real overlap (peak 2)."""
+    schedule = Schedule(1, 2, 1, ((A("F", 0, 0), A("B", 0, 0), A("F", 0, 1), A("B", 0, 1)),))
+    events = pd.DataFrame(
+        {
+            "rank": [0] * 4,
+            "kind": ["F", "B", "F", "B"],
+            "stage": [0] * 4,
+            "microbatch": [0, 0, 1, 1],
+            "start": [0.0, 1.0, 2.0, 3.0],
+            "end": [1.0, 2.0 + 4e-6, 3.0, 4.0],
+        }
+    )
+    times, counts = Timeline(schedule, events).in_flight(0)
+    assert counts.tolist() == [1, 2, 1, 0]
+    assert times.tolist() == [0.0, 2.0, 2.0 + 4e-6, 4.0]
+
+
 def test_lifetime_ends_at_weight_gradient_when_split():
     """With W actions, a stash lives until its W ends (not its B)."""
     schedule = Schedule(

@@ -12,6 +12,9 @@ import numpy as np
 from course_lib.explorers.base import fmt_ms, metrics_table
 from course_lib.explorers.fill_drain import FillDrainExplorer, pipeline_sliders
 
+STASH_COLOUR = "#009E73"
+"""The 1F1B stash curve: bluish green, apart from the grid's F blue and GPipe's vermillion line."""
+
 
 class OneFOneBExplorer(FillDrainExplorer):
     """1F1B schedule grid with phase edges, and stage s's stashes under 1F1B and GPipe (pipe03).
@@ -20,7 +23,8 @@ class OneFOneBExplorer(FillDrainExplorer):
     under 100 ms per change up to p = 16, m = 64; benchmarks/bench_one_f_one_b_explorer.py):
     black edges on each rank's row mark where its w = min(m, p - s - 1) warm-up forwards end and
     its w cool-down backwards begin; an outline marks the selected stage; the lower panel shows
-    that stage's live stashes under 1F1B (filled) and GPipe (line). ``last_metrics`` maps each
+    that stage's live stashes under 1F1B (filled, :data:`STASH_COLOUR`) and GPipe (line), with
+    y ticks at 0 and both peaks. ``last_metrics`` maps each
     metric to its (closed form, simulator) pair; the closed forms hold for balanced stages at
     zero latency.
     """
@@ -50,19 +54,31 @@ class OneFOneBExplorer(FillDrainExplorer):
 
     def _build(self) -> None:
         from matplotlib.collections import LineCollection
-        from matplotlib.lines import Line2D
+        from matplotlib.lines import TICKLEFT, Line2D
         from matplotlib.patches import Rectangle
+        from matplotlib.transforms import offset_copy
 
-        from course_lib.figures.pipeline import PIPELINE_LINE_COLOURS, SCHEDULE_COLOURS
+        from course_lib.figures.pipeline import PIPELINE_LINE_COLOURS
 
         super()._build()
         fig = self.figure
         grid, stash = self.axes
-        stash.set_ylabel("")
+        stash.set_ylabel("stashed\nmicrobatches", labelpad=24)
+        self._stash_line.set_color(STASH_COLOUR)
+        self._stash_fill.set_facecolor(STASH_COLOUR)
+        # A third y tick, at GPipe's peak (the parent draws 0 and the 1F1B peak).
+        beside = offset_copy(stash.get_yaxis_transform(), fig=fig, x=-5, units="points")
+        self._gpipe_tick_label = stash.text(
+            0, 0, "", transform=beside, ha="right", va="center", fontsize=10
+        )
+        self._gpipe_tick_mark = Line2D(
+            [0], [0], transform=stash.get_yaxis_transform(), marker=TICKLEFT, markersize=3.5,
+            linestyle="none", color="black", markeredgewidth=0.8, figure=fig,
+        )  # fmt: skip
         left = self.GRID_RECT[0] + self.GRID_RECT[2] + 0.02
         top = self.GRID_RECT[1] + self.GRID_RECT[3]
         keys = [
-            ("1F1B stash", SCHEDULE_COLOURS["F"], "-"),
+            ("1F1B stash", STASH_COLOUR, "-"),
             ("GPipe stash", PIPELINE_LINE_COLOURS[1], "-"),
             ("phase edge", "black", "-"),
         ]
@@ -156,6 +172,12 @@ class OneFOneBExplorer(FillDrainExplorer):
         self._gpipe_line.set_data(np.repeat(g_times, 2)[1:], np.repeat(g_counts, 2)[:-1])
         fig.draw_artist(self._gpipe_line)
         g_peak = int(g_counts.max())
+        self._gpipe_tick_label.set_text("" if g_peak in (0, peak) else str(g_peak))
+        if self._gpipe_tick_label.get_text():  # no second tick where the peaks coincide
+            self._gpipe_tick_mark.set_ydata([g_peak])
+            self._gpipe_tick_label.set_y(g_peak)
+            fig.draw_artist(self._gpipe_tick_mark)
+            fig.draw_artist(self._gpipe_tick_label)
         self._stash_title.set_text(
             f"stashed on stage {s}: 1F1B peak {peak}, GPipe peak {g_peak} microbatches"
         )
@@ -180,7 +202,9 @@ class OneFOneBExplorer(FillDrainExplorer):
             f"{w} warm-up F · {m - w} F/B pair{'s' * (m - w != 1)} · {w} cool-down B"
         )
         fmts = [str, str, fmt_ms, fmt_ms]
-        formulas = ["min(m, p−s)", "m", "(m+p−1)(t_f+t_b)", "(m+p−1)(t_f+t_b) + 2(p−1)δ"]
+        formulas = [
+            "min(m, p−s)", "m", "(m+p−1)(t_f+t_b), δ = 0 only", "(m+p−1)(t_f+t_b) + 2(p−1)δ",
+        ]  # fmt: skip
         rows = []
         for (name, c, v), fmt, formula in zip(rows_raw, fmts, formulas, strict=True):
             same = abs(c - v) <= 1e-9 * max(1.0, abs(c))

@@ -138,9 +138,11 @@ def lifetime_bars(runs: Mapping[str, Timeline], stage: int) -> Figure:
     """Each microbatch's stash on ``stage``: a bar from its F's start to its B's end (pipe03).
 
     One panel per run, microbatch 0 on top; the forward and the backward are drawn in their
-    colours at the ends of the bar (gids ``lifetime:<run>``, ``F:<run>``, ``B:<run>``), its length
-    is written after it, and a dashed line marks the first moment of the peak, labelled with how
-    many stashes are live then (gid ``peak:<run>``). The panels share the time axis.
+    colours at the ends of the bar, the stash waiting for its backward in between (gids
+    ``lifetime:<run>``, ``F:<run>``, ``B:<run>``; one legend under the panels names the three), its
+    length is written after it, and a dashed line marks the first moment of the peak, labelled
+    (below the title) with how many stashes are live then (gid ``peak:<run>``). The panels share
+    the time axis.
     """
     names = list(runs)
     m = max(run.schedule.num_microbatches for run in runs.values())
@@ -171,13 +173,19 @@ def lifetime_bars(runs: Mapping[str, Timeline], stage: int) -> Figure:
         times, counts = run.in_flight(stage)
         k = int(np.argmax(counts))
         ax.axvline(times[k], color="black", ls="--", lw=1, gid=f"peak:{name}")
-        ax.text(times[k], -0.9, f" {int(counts[k])} live at {times[k] * scale:.3g} {unit}",
-                ha="left", va="bottom", fontsize=9)  # fmt: skip
-        ax.set_ylim(m - 0.5, -1.2)
+        ax.text(times[k], -0.95, f" {int(counts[k])} live at {times[k] * scale:.3g} {unit}",
+                ha="left", va="center", fontsize=9)  # fmt: skip
+        ax.set_ylim(m - 0.5, -1.5)
         ax.set_yticks(range(m), [f"mb {i}" for i in range(m)])
         ax.set_xlim(0, span * 1.12)
         ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda t, _pos: f"{t * scale:g}"))
         ax.set_xlabel(f"time ({unit})")
         ax.set_title(f"{name}, stage {stage}: stash lifetimes", loc="left")
         ax.grid(axis="x", alpha=0.3)
+    handles = [
+        Patch(facecolor=SCHEDULE_COLOURS["F"], label="forward (F): the stash is allocated"),
+        Patch(facecolor=LIFETIME_COLOUR, label="stash waiting for its backward"),
+        Patch(facecolor=SCHEDULE_COLOURS["B"], label="backward (B): frees it when it ends"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     return fig

@@ -119,7 +119,12 @@ class Timeline:
     def in_flight(self, stage: int) -> tuple[np.ndarray, np.ndarray]:
         """Live activation stashes on ``stage`` as a step function: counts[k] on [times[k], times[k+1]) (pipe03).
 
-        A stash freed at t and another created at t are netted at t (no spurious peak).
+        A stash freed at t and another created at t are netted at t (no spurious peak or dip).
+        "At t" allows for float rounding: sorted edges (F starts, releases) closer than
+        1e-9 × makespan to the previous edge count as simultaneous and are netted at the earliest
+        of them (e.g. a B ending at 0.015000000000000001 s and the next F starting at
+        0.015000000000000003 s). The tolerance is relative, so it works in any time unit; a
+        makespan of 0 merges only exact ties.
         """
         stage = check_int("stage", stage, minimum=0)
         if stage >= self.schedule.num_stages:
@@ -129,9 +134,12 @@ class Timeline:
         n = int(alive.sum())
         edges = np.concatenate([births[stage][alive], deaths[stage][alive]])
         steps = np.concatenate([np.ones(n, dtype=np.int64), -np.ones(n, dtype=np.int64)])
-        times, inverse = np.unique(edges, return_inverse=True)
-        net = np.bincount(inverse.ravel(), weights=steps, minlength=len(times))
-        return times, np.cumsum(net).astype(np.int64)
+        order = np.argsort(edges, kind="stable")
+        edges, steps = edges[order], steps[order]
+        new_time = np.diff(edges, prepend=-np.inf) > 1e-9 * self.makespan
+        group = np.cumsum(new_time) - 1
+        net = np.bincount(group, weights=steps, minlength=int(new_time.sum()))
+        return edges[new_time], np.cumsum(net).astype(np.int64)
 
     @cached_property
     def peak_in_flight(self) -> np.ndarray:

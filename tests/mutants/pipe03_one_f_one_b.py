@@ -161,6 +161,40 @@ MUTANTS = [
         ),
         grades=ORDER,
     ),
+    Mutant(
+        name="order_precomputed_table",
+        why="a table of course_lib's orders built when the cell runs, outside any forbid block, "
+        "then looked up",
+        cells=_order(
+            "    return list(_TABLE[(p, m, s)])",
+            prelude="from course_lib.pipeline import one_f_one_b as _generate\n\n"
+            "_TABLE = {\n"
+            "    (p, m, s): _generate(p, m).actions[s]\n"
+            "    for p in range(1, 9) for m in range(1, 17) for s in range(p)\n"
+            "}\n\n\n",
+        ),
+        grades=ORDER,
+    ),
+    Mutant(
+        name="order_via_private_helper",
+        why="course_lib's private _one_stage_per_rank with Megatron-LM's warm-ups",
+        cells=_order(
+            "    warmup = np.minimum(m, p - np.arange(p) - 1)\n"
+            '    return list(_one_stage_per_rank(p, m, warmup, "mine").actions[s])',
+            prelude="import numpy as np\n\n"
+            "from course_lib.pipeline.schedule import _one_stage_per_rank\n\n\n",
+        ),
+        grades=ORDER,
+    ),
+    Mutant(
+        name="order_via_zero_bubble",
+        why="ZB-H1's order with its W actions dropped",
+        cells=_order(
+            '    return [a for a in zero_bubble_h1(p, m).actions[s] if a.kind != "W"]',
+            prelude="from course_lib.pipeline import zero_bubble_h1\n\n\n",
+        ),
+        grades=ORDER,
+    ),
     # Exercise 2: warm-up forwards per stage.
     Mutant(
         name="warmups_pytorch_count",
@@ -219,6 +253,18 @@ MUTANTS = [
         ),
         grades=("warmup_tests",),
     ),
+    Mutant(
+        name="warmups_precomputed_table",
+        why="course_lib's one_f_one_b_warmup tabulated when the cell runs, outside forbid",
+        cells=_warmups(
+            "    return list(_TABLE[(p, m)])",
+            prelude="from course_lib.pipeline import one_f_one_b_warmup as _w\n\n"
+            "_TABLE = {\n"
+            "    (p, m): [_w(p, m, s) for s in range(p)] for p in range(1, 17) for m in range(1, 65)\n"
+            "}\n\n\n",
+        ),
+        grades=("warmup_tests",),
+    ),
     # Exercise 3: peak stashes from any order.
     Mutant(
         name="peaks_1f1b_formula",
@@ -265,6 +311,21 @@ MUTANTS = [
             "            else:\n"
             "                live -= 1\n"
             "                peaks[a.stage] = max(peaks[a.stage], live)\n"
+            "    return peaks"
+        ),
+        grades=("peak_tests",),
+    ),
+    Mutant(
+        name="peaks_longest_forward_run",
+        why="the longest run of consecutive forwards: misses stashes still live from before a "
+        "backward",
+        cells=_peaks(
+            "    peaks = [0] * schedule.num_stages\n"
+            "    for actions in schedule.actions:\n"
+            "        run = 0\n"
+            "        for a in actions:\n"
+            '            run = run + 1 if a.kind == "F" else 0\n'
+            "            peaks[a.stage] = max(peaks[a.stage], run)\n"
             "    return peaks"
         ),
         grades=("peak_tests",),
@@ -383,6 +444,24 @@ MUTANTS = [
         grades=("lifetime_tests",),
     ),
     Mutant(
+        name="lifetime_first_last_on_stage",
+        why="the stage's first forward start and last backward end, whatever the microbatch",
+        cells=_lifetime(
+            '    mine = events[events["stage"] == stage]\n'
+            "    return float(mine['start'].min()), float(mine['end'].max())"
+        ),
+        grades=("lifetime_tests",),
+    ),
+    Mutant(
+        name="lifetime_next_microbatch",
+        why="the microbatch off by one: reads microbatch + 1 where there is one",
+        cells=_lifetime(
+            "    j = min(microbatch + 1, int(events['microbatch'].max()))\n"
+            '    return float(row("F", stage, j)["start"]), float(row("B", stage, j)["end"])'
+        ),
+        grades=("lifetime_tests",),
+    ),
+    Mutant(
         name="lifetime_via_timeline",
         why="rebuilds the schedule from the events and calls Timeline.lifetime",
         cells=_lifetime(
@@ -430,6 +509,31 @@ MUTANTS = [
         name="ratio_first_stage_everywhere",
         why="min(m, p) stashes on every stage",
         cells=_ratio("    return (S + m * A) / (S + min(m, p) * A)"),
+        grades=("memory_ratio_tests",),
+    ),
+    Mutant(
+        name="ratio_integer_division",
+        why="// instead of /: the ratio floored",
+        cells=_ratio("    return float((S + m * A) // (S + min(m, p - s) * A))"),
+        grades=("memory_ratio_tests",),
+    ),
+    Mutant(
+        name="ratio_gpipe_peak_p",
+        why="GPipe's peak taken as p (the 1F1B bound) instead of m",
+        cells=_ratio("    return (S + p * A) / (S + min(m, p - s) * A)"),
+        grades=("memory_ratio_tests",),
+    ),
+    Mutant(
+        name="ratio_precomputed_table",
+        why="course_lib's peak_in_flight_one_f_one_b tabulated when the cell runs, outside forbid",
+        cells=_ratio(
+            "    return (S + m * A) / (S + _PEAK[(p, m, s)] * A)",
+            prelude="from course_lib.pipeline import peak_in_flight_one_f_one_b as _peak\n\n"
+            "_PEAK = {\n"
+            "    (p, m, s): _peak(p, m, s)\n"
+            "    for p in range(1, 17) for m in range(1, 65) for s in range(p)\n"
+            "}\n\n\n",
+        ),
         grades=("memory_ratio_tests",),
     ),
     Mutant(
