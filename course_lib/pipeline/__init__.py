@@ -9,6 +9,8 @@
   under latency, Megatron-LM's and PyTorch's acceptance rules (pipe04; import it by name).
 - accumulation: gradient accumulation over variable-length microbatches, the error of the mean of
   means, batch-dependent normalisation, step time against m (pipe06; import it by name).
+- verify: verify(actions, ...) -> the Violations of identity, dependency, placement, memory,
+  weight-version, progress and numeric rules, for any per-rank action lists (pipe10).
 """
 
 from .formulas import (
@@ -45,6 +47,7 @@ from .schedule import (
     zero_bubble_h1,
 )
 from .simulate import ScheduleDeadlock, Timeline, simulate
+from .verify import Violation, verify
 
 __all__ = [
     "KINDS",
@@ -78,4 +81,7 @@ __all__ = [
     "stage_costs",
     "stage_memory",
     "stage_times",
+    # pipe10: verification
+    "Violation",
+    "verify",
 ]
