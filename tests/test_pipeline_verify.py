@@ -166,6 +166,8 @@ def test_malformed_entries_and_ranks():
         ("malformed", 1, None, 7),
     ]
     assert "stage and microbatch must be ints" in found[1].message
+    huge = verify([[("F", 10**30, 0), ("F", 0, 0), ("B", 0, 0)]], 1, 1)
+    assert [(v.rule, v.position) for v in huge] == [("malformed", 0)]
     assert {"missing"} == _rules(found[4:])
 
 

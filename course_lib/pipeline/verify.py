@@ -172,6 +172,8 @@ def _read(actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
                     f"{entry!r}: stage and microbatch must be ints, got "
                     f"{type(stage).__name__} and {type(microbatch).__name__}"
                 )
+            elif problem is None and max(abs(int(stage)), abs(int(microbatch))) >= 2**62:
+                problem = f"{entry!r}: an index this large is no stage or microbatch"
             if problem is not None:
                 malformed.append(Violation("malformed", rank, position, entry, problem))
                 kinds.append(-2)
