@@ -11,6 +11,8 @@
   means, batch-dependent normalisation, step time against m (pipe06; import it by name).
 - verify: verify(actions, ...) -> the Violations of identity, dependency, placement, memory,
   weight-version, progress and numeric rules, for any per-rank action lists (pipe10).
+- versions: weight versions per (stage, microbatch) under flushed, stashing and 2BW policies,
+  replayed from a timeline; versions held, staleness; delayed gradient descent (pipe07).
 """
 
 from .formulas import (
@@ -48,6 +50,7 @@ from .schedule import (
 )
 from .simulate import ScheduleDeadlock, Timeline, simulate
 from .verify import Violation, verify
+from .versions import WeightVersions, weight_versions
 
 __all__ = [
     "KINDS",
@@ -84,4 +87,7 @@ __all__ = [
     # pipe10: verification
     "Violation",
     "verify",
+    # pipe07: weight versions
+    "WeightVersions",
+    "weight_versions",
 ]
