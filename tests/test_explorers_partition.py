@@ -118,3 +118,22 @@ def test_an_unmeetable_limit_says_the_smallest_feasible_one(explorer):
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         partition_explorer(**kwargs)
+
+
+def test_cached_layouts_and_settings_draw_what_a_fresh_explorer_draws():
+    """Coming back to a setting through others (cached numbers and axis backgrounds) gives the
+    same image, pixel for pixel, as a new explorer opened at that setting; bars stay in the axes."""
+    setting = {"num_stages": 5, "num_microbatches": 3, "partition": "min-max within limit",
+               "link_gbs": 10.0, "memory_limit_gib": 14}  # fmt: skip
+    travelled = partition_explorer()
+    _set(travelled, **setting)
+    for other in ({"num_stages": 8}, {"memory_limit_gib": 30}, {"partition": "equal blocks"}):
+        _set(travelled, **other)
+    _set(travelled, num_stages=5, memory_limit_gib=14, partition="min-max within limit")
+    fresh = partition_explorer(**setting)
+    assert bytes(travelled.image.value) == bytes(fresh.image.value)
+    assert travelled.metrics.value == fresh.metrics.value
+    left, right = travelled.axes
+    r = travelled.last_metrics
+    assert left.get_ylim()[1] >= r["stage_times"].max() * 1e3
+    assert right.get_ylim()[1] >= max(r["stage_memory"].max(), r["limit"]) / GIB

@@ -21,6 +21,7 @@ from course_lib.pipeline.partition import (
     cut_traffic,
     even_blocks,
     gpt_spec,
+    layer_memory,
     min_max_partition,
     stage_costs,
     stage_in_flight,
@@ -195,6 +196,25 @@ def test_stage_memory_of_the_lesson_split():
     assert memory["total"].idxmax() == 0
     gpipe_memory = stage_memory(spec, bounds, 8, schedule="GPipe")
     assert np.allclose(gpipe_memory["activations"], 8 * stash)
+
+
+@given(model_specs(), st.integers(1, 6), st.sampled_from(["1F1B", "GPipe"]), st.data())
+@settings(deadline=None, max_examples=60)
+def test_layer_memory_rows_add_up_to_stage_memory(spec, m, schedule, data):
+    """Stage s's memory is the sum of its layers' entries in row s, for every partition; each entry
+    is 16 bytes per parameter plus in_flight[s] stashes of that layer."""
+    n = spec.num_layers
+    p = data.draw(st.integers(1, n))
+    grid = layer_memory(spec, p, m, schedule)
+    assert grid.shape == (p, n) and not grid.flags.writeable
+    in_flight = stage_in_flight(p, m, schedule)
+    assert np.array_equal(
+        grid, 16 * spec.num_params[None, :] + in_flight[:, None] * spec.activation_bytes[None, :]
+    )
+    for bounds in itertools.islice(all_boundaries(n, p), 50):
+        stages = enumerate(zip(bounds[:-1], bounds[1:], strict=True))
+        rows = [grid[s, a:b].sum() for s, (a, b) in stages]
+        assert np.allclose(rows, stage_memory(spec, bounds, m, schedule)["total"], rtol=1e-12)
 
 
 # --- the min-max partition against brute force ---------------------------------------------

@@ -4,6 +4,8 @@ stage memory under 1F1B and the simulated step."""
 from __future__ import annotations
 
 import functools
+import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,19 +34,25 @@ class PartitionExplorer(Explorer):
     state, stashed activations × in-flight, the limit), with the simulated 1F1B step (pipe01).
 
     For speed the figure has fixed axes on an Agg canvas and persistent bars (MAX_STAGES per
-    segment) whose geometry a change updates; the legends and frame are drawn once, and a change
-    draws only the ticks, bars, lines and texts over that background (blitting). ``last_metrics`` holds the
-    numbers of the table: boundaries, stage_times, stage_memory, bottleneck, equal_bottleneck,
+    segment) whose geometry a change updates (blitting). The legends and frame are drawn once;
+    the axes' ticks and grid once per axis layout — p, the y limits rounded up (:func:`_round_up`,
+    so that most changes keep them) and the in-flight tick labels — whose background is kept
+    for the last AXES_CACHE layouts; a change draws only the bars, lines and texts over one. The
+    numbers of a setting are cached too (:func:`_setting`). ``last_metrics`` holds the numbers of
+    the table: boundaries, stage_times, stage_memory, bottleneck, equal_bottleneck,
     simulated_step, feasible (False when no partition meets the limit; the unconstrained min-max
     is drawn then) and smallest_limit (bytes).
     """
 
     FIGSIZE = (10.0, 3.6)
     DPI = 72
+    AXES_CACHE = 24
 
     def __init__(self, controls: Mapping[str, widgets.ValueWidget]) -> None:
         self.last_metrics: dict[str, Any] = {}
         self._canvas: Any = None
+        self._layouts: OrderedDict[tuple, Any] = OrderedDict()  # axis layout -> its background
+        self._layout: tuple | None = None  # the layout the axes are set to
         super().__init__(controls, self._draw_frame, figsize=self.FIGSIZE, dpi=self.DPI)
         first = [self.controls[k] for k in ("num_stages", "num_microbatches", "partition")]
         second = [self.controls[k] for k in ("link_gbs", "memory_limit_gib")]
@@ -86,9 +94,10 @@ class PartitionExplorer(Explorer):
         self._totals = [right.text(s, 0, "", ha="center", va="bottom", fontsize=8) for s in x]
         left.legend(
             [Patch(color=TIME_COLOURS[p]) for p in TIME_COLOURS]
-            + [left.plot([], [], "_", color="#333333", ms=12, mew=2)[0]],
-            ["forward", "backward", "transfer", "equal blocks"],
-            frameon=False, ncols=4, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0),
+            + [left.plot([], [], "_", color="#333333", ms=12, mew=2)[0]]
+            + [left.plot([], [], color="#333333", lw=1.2, ls="--")[0]],
+            ["forward", "backward", "transfer", "equal blocks", "slowest stage"],
+            frameon=False, ncols=3, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0),
         )  # fmt: skip
         right.legend(
             [Patch(color=state_colour), Patch(color=MEMORY_COLOURS["activations"])],
@@ -107,13 +116,13 @@ class PartitionExplorer(Explorer):
             for side in ("top", "right"):
                 ax.spines[side].set_visible(False)
         # Blitting: the legends, spines and labels are drawn once into a background; the axes'
-        # ticks and grid, the bars, lines and texts are drawn on top of it on every frame.
-        self._dynamic = [ax.xaxis for ax in self.axes] + [ax.yaxis for ax in self.axes]
-        self._dynamic += [r for bars in self._time_bars.values() for r in bars]
+        # ticks and grid once per layout (cached); the bars, lines and texts on every frame.
+        self._axis_artists = [ax.xaxis for ax in self.axes] + [ax.yaxis for ax in self.axes]
+        self._dynamic = [r for bars in self._time_bars.values() for r in bars]
         self._dynamic += [r for bars in self._memory_bars.values() for r in bars]
         self._dynamic += [self._equal_ticks, self._bottleneck, self._limit, self._limit_label]
         self._dynamic += self._totals
-        for artist in self._dynamic:
+        for artist in self._axis_artists + self._dynamic:
             artist.set_animated(True)
         self._canvas.draw()
         self._background = self._canvas.copy_from_bbox(fig.bbox)
@@ -129,59 +138,33 @@ class PartitionExplorer(Explorer):
         memory_limit_gib: float,
         partition: str,
     ) -> dict[str, Any]:
-        """The numbers of one setting (see the class docstring)."""
-        from course_lib.pipeline import one_f_one_b, simulate
-        from course_lib.pipeline.partition import (
-            even_blocks,
-            min_max_partition,
-            smallest_memory_limit,
-            stage_costs,
-            stage_memory,
-            stage_sums,
-            stage_times,
-        )
+        """The numbers of one setting (see the class docstring); its arrays are read-only."""
+        return dict(_setting(num_stages, num_microbatches, link_gbs, memory_limit_gib, partition))
 
-        spec, p, m = _spec(), num_stages, num_microbatches
-        beta, limit = link_gbs * 1e9, memory_limit_gib * GIB
-        equal = even_blocks(spec, p)
-        costs = stage_costs(spec, p, beta, m)
-        feasible, smallest = True, None
-        if partition == "equal blocks":
-            bounds = equal
-        elif partition == "min-max":
-            bounds = min_max_partition(costs, p).boundaries
-        else:
-            try:
-                bounds = min_max_partition(costs, p, memory_limit=limit).boundaries
-            except ValueError:
-                feasible = False
-                bounds = min_max_partition(costs, p).boundaries
-                smallest = smallest_memory_limit(costs, p)
-        times = stage_times(spec, bounds, beta)
-        forward = stage_sums(spec.forward_times, bounds)
-        backward = stage_sums(spec.backward_times, bounds)
-        transfer = times - forward - backward
-        memory = stage_memory(spec, bounds, m)
-        half = transfer / 2  # each action carries half of its stage's transfers
-        step = simulate(one_f_one_b(p, m), forward + half, backward + half).makespan
-        return {
-            "boundaries": bounds,
-            "forward": forward,
-            "backward": backward,
-            "transfer": transfer,
-            "stage_times": times,
-            "equal_times": stage_times(spec, equal, beta),
-            "stage_memory": memory["total"].to_numpy(),
-            "state": (memory["weights"] + memory["gradients"] + memory["optimizer"]).to_numpy(),
-            "activations": memory["activations"].to_numpy(),
-            "in_flight": memory["in_flight"].to_numpy(),
-            "bottleneck": float(times.max()),
-            "equal_bottleneck": float(stage_times(spec, equal, beta).max()),
-            "simulated_step": float(step),
-            "feasible": feasible,
-            "smallest_limit": smallest,
-            "limit": limit,
-        }
+    def _set_layout(self, layout: tuple) -> None:
+        """Put the axes in ``layout`` (p, left y top, right y top, in-flight labels) and restore
+        its background, ticks and grid included; drawn and cached first if it is new."""
+        left, right = self.axes
+        if layout != self._layout:
+            p, top_ms, top_gib, in_flight = layout
+            for ax, top in ((left, top_ms), (right, top_gib)):
+                ax.set_ylim(0, top)
+                ax.set_xlim(-0.6, p - 0.4)
+            left.set_xticks(np.arange(p), [f"s{s}" for s in range(p)])
+            right.set_xticks(
+                np.arange(p), [f"s{s}\n{n}" for s, n in enumerate(in_flight)], fontsize=8
+            )
+            self._layout = layout
+        background = self._layouts.get(layout)
+        if background is None:
+            self._canvas.restore_region(self._background)
+            for artist in self._axis_artists:
+                self.figure.draw_artist(artist)
+            background = self._layouts[layout] = self._canvas.copy_from_bbox(self.figure.bbox)
+            while len(self._layouts) > self.AXES_CACHE:
+                self._layouts.popitem(last=False)
+        self._layouts.move_to_end(layout)
+        self._canvas.restore_region(background)
 
     def _draw_frame(
         self,
@@ -208,10 +191,6 @@ class PartitionExplorer(Explorer):
             bottom += values
         self._equal_ticks.set_data(np.arange(p), r["equal_times"] * 1e3)
         self._bottleneck.set_ydata([r["bottleneck"] * 1e3] * 2)
-        high_t = max(r["stage_times"].max(), r["equal_times"].max()) * 1e3
-        left.set_ylim(0, high_t * 1.12)
-        left.set_xlim(-0.6, p - 0.4)
-        left.set_xticks(np.arange(p), [f"s{s}" for s in range(p)])
         bottom = np.zeros(MAX_STAGES)
         for part, bars in self._memory_bars.items():
             values = np.zeros(MAX_STAGES)
@@ -232,12 +211,10 @@ class PartitionExplorer(Explorer):
         self._limit.set_ydata([limit / GIB] * 2)
         self._limit_label.set_y(limit / GIB)
         self._limit_label.set_text(f"limit {limit / GIB:g} GiB")
-        right.set_ylim(0, max(r["stage_memory"].max(), limit) / GIB * 1.15)
-        right.set_xlim(-0.6, p - 0.4)
-        right.set_xticks(
-            np.arange(p), [f"s{s}\n{n}" for s, n in enumerate(r["in_flight"])], fontsize=8
-        )
-        self._canvas.restore_region(self._background)
+        high_t = max(r["stage_times"].max(), r["equal_times"].max()) * 1e3
+        high_m = max(r["stage_memory"].max(), limit) / GIB
+        in_flight = tuple(int(n) for n in r["in_flight"])
+        self._set_layout((p, _round_up(high_t * 1.08), _round_up(high_m * 1.1), in_flight))
         for artist in self._dynamic:
             if artist.get_visible():
                 self.figure.draw_artist(artist)
@@ -276,6 +253,80 @@ class PartitionExplorer(Explorer):
                 "partition without a limit."
             )
         return metrics_table(rows, ("", "value", "compare")) + note
+
+
+def _round_up(value: float) -> float:
+    """``value`` rounded up to a multiple of half its power of ten (41 -> 45, 0.72 -> 0.75)."""
+    step = 10.0 ** math.floor(math.log10(value)) / 2
+    return math.ceil(value / step * (1 - 1e-12)) * step
+
+
+@functools.lru_cache(maxsize=512)
+def _setting(
+    num_stages: int,
+    num_microbatches: int,
+    link_gbs: float,
+    memory_limit_gib: float,
+    partition: str,
+) -> dict[str, Any]:
+    """The explorer's numbers for one setting of its controls, cached: the controls move in
+    steps, so settings repeat as a learner drags back and forth (arrays read-only)."""
+    from course_lib.pipeline import one_f_one_b, simulate
+    from course_lib.pipeline.partition import (
+        even_blocks,
+        min_max_partition,
+        smallest_memory_limit,
+        stage_costs,
+        stage_memory,
+        stage_sums,
+        stage_times,
+    )
+
+    spec, p, m = _spec(), num_stages, num_microbatches
+    beta, limit = link_gbs * 1e9, memory_limit_gib * GIB
+    equal = even_blocks(spec, p)
+    costs = stage_costs(spec, p, beta, m)
+    feasible, smallest = True, None
+    if partition == "equal blocks":
+        bounds = equal
+    elif partition == "min-max":
+        bounds = min_max_partition(costs, p).boundaries
+    else:
+        try:
+            bounds = min_max_partition(costs, p, memory_limit=limit).boundaries
+        except ValueError:
+            feasible = False
+            bounds = min_max_partition(costs, p).boundaries
+            smallest = smallest_memory_limit(costs, p)
+    times = stage_times(spec, bounds, beta)
+    forward = stage_sums(spec.forward_times, bounds)
+    backward = stage_sums(spec.backward_times, bounds)
+    transfer = times - forward - backward
+    memory = stage_memory(spec, bounds, m)
+    half = transfer / 2  # each action carries half of its stage's transfers
+    step = simulate(one_f_one_b(p, m), forward + half, backward + half).makespan
+    numbers = {
+        "boundaries": bounds,
+        "forward": forward,
+        "backward": backward,
+        "transfer": transfer,
+        "stage_times": times,
+        "equal_times": stage_times(spec, equal, beta),
+        "stage_memory": memory["total"].to_numpy(),
+        "state": (memory["weights"] + memory["gradients"] + memory["optimizer"]).to_numpy(),
+        "activations": memory["activations"].to_numpy(),
+        "in_flight": memory["in_flight"].to_numpy(),
+        "bottleneck": float(times.max()),
+        "equal_bottleneck": float(stage_times(spec, equal, beta).max()),
+        "simulated_step": float(step),
+        "feasible": feasible,
+        "smallest_limit": smallest,
+        "limit": limit,
+    }
+    for value in numbers.values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    return numbers
 
 
 def partition_explorer(

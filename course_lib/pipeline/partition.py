@@ -17,7 +17,8 @@ Conventions (the lesson's, and every function's here):
   the throughput: in steady state one microbatch leaves the pipeline per max_s t_s;
 * **stage memory** = (weight + gradient + optimizer bytes per parameter) × parameters
   + in-flight microbatches × stashed bytes per microbatch, in-flight = min(m, p - s) under 1F1B
-  (Narayanan et al. 2021, §2.2.1; :func:`course_lib.pipeline.peak_in_flight_one_f_one_b`), m under
+  (Narayanan et al. 2021, §2.2.1, bound it by the pipeline depth; Korthikanti et al. 2022, App. B-C,
+  give the per-stage count; :func:`course_lib.pipeline.peak_in_flight_one_f_one_b`), m under
   GPipe. Mixed-precision Adam holds 2 + 2 + 12 = 16 bytes per parameter (bf16 weights and
   gradients; fp32 master weights, momentum and variance; Rajbhandari et al. 2020, "ZeRO", §3.1).
   The last stage holds the output layer and the loss, so its stash includes the logits.
@@ -67,6 +68,7 @@ __all__ = [
     "cut_traffic",
     "even_blocks",
     "gpt_spec",
+    "layer_memory",
     "min_max_partition",
     "smallest_memory_limit",
     "stage_costs",
@@ -246,11 +248,12 @@ def gpt_spec(
     * embedding (word + learned positions, (V + s)·h parameters): a gather, memory-bound —
       forward and backward move 3·2sbh bytes each (two rows read, one written) at
       ``bytes_per_second``; stashes its dropout mask, sbh bytes (Korthikanti et al. 2022, §4.3);
-    * block: matmul FLOPs 24bsh² + 4bs²h forward and twice that backward (the terms of Narayanan et
-      al. 2021, Eq. 3) at ``flops_per_second``; 12h² + 13h parameters; stashes
+    * block: matmul FLOPs 24bsh² + 4bs²h forward and twice that backward (Korthikanti et al.
+      2022, App. A, Eq. 7, without recomputation) at ``flops_per_second``; 12h² + 13h parameters; stashes
       sbh(34 + 5as/h) bytes (Korthikanti et al. 2022, eq. 1; course_lib.memory);
-    * output (final layer norm + projection to the vocabulary, its own copy of the word embedding
-      as Megatron-LM keeps on the last stage, Vh + 2h parameters): 2bshV FLOPs forward, twice
+    * output (final layer norm + projection to the vocabulary with its own, untied Vh weights —
+      Megatron-LM ties them to the embedding by default and keeps a copy of it on the last stage —
+      Vh + 2h parameters): 2bshV FLOPs forward, twice
       backward; stashes its two inputs, 2sbh + 2sbh bytes; emits bf16 logits, 2sbV bytes;
     * loss (cross-entropy): memory-bound — 2sbV bytes read and 4sbV written forward and backward;
       stashes the fp32 logits, 4sbV bytes (Korthikanti et al. 2022, §4.3).
@@ -416,6 +419,26 @@ def stage_in_flight(num_stages: int, num_microbatches: int, schedule: str = "1F1
     if schedule_name(schedule) == "GPipe":
         return np.full(p, m, dtype=np.int64)
     return np.array([peak_in_flight_one_f_one_b(p, m, s) for s in range(p)], dtype=np.int64)
+
+
+def layer_memory(
+    spec: ModelSpec,
+    num_stages: int,
+    num_microbatches: int,
+    schedule: str = "1F1B",
+    bytes_per_param: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Bytes each layer holds on each stage: a (p, n) array whose [s, i] is layer i's parameters ×
+    ``bytes_per_param`` (default 2 + 2 + 12) + in_flight[s] × its stash per microbatch (pipe01).
+
+    A stage's memory is the sum of its layers' entries in its own row (:func:`stage_memory`'s
+    total), so a layer costs more on the early stages, which keep more microbatches in flight.
+    """
+    check_spec(spec)
+    per_param = sum(per_param_bytes(bytes_per_param).values())
+    in_flight = stage_in_flight(num_stages, num_microbatches, schedule).astype(float)
+    grid = per_param * spec.num_params[None, :] + in_flight[:, None] * spec.activation_bytes[None]
+    return read_only(grid)
 
 
 def stage_memory(

@@ -71,24 +71,24 @@ def _memory(in_flight: str, per_param: str = "16", prelude: str = "", extra: str
 def _fitting(
     fits: str, on_none: str = "raise ValueError('nothing fits')", prelude: str = ""
 ) -> dict:
-    """Exercise 5's cell: a brute force keeping partitions where ``fits`` (of bounds, mem) holds."""
+    """Exercise 5's cell: a brute force keeping the partitions where ``fits`` holds — an expression
+    of M (the memory rows), stages (a list of (a, b)), times (each stage's cost) and limit."""
     return {
         "fastest_fitting_answer": (
-            f"{prelude}def fastest_fitting(layer_costs, num_params, activation_bytes, num_stages,"
-            " num_microbatches, memory_limit):\n"
-            "    n, p, m = len(layer_costs), num_stages, num_microbatches\n"
-            "    P = np.asarray(num_params, dtype=float)\n"
-            "    S = np.asarray(activation_bytes, dtype=float)\n"
+            f"{prelude}def fastest_fitting(layer_costs, layer_memory, memory_limit):\n"
+            "    c = np.asarray(layer_costs, dtype=float)\n"
+            "    M = np.asarray(layer_memory, dtype=float)\n"
+            "    p, n = M.shape\n"
+            "    limit = memory_limit\n"
             "    best, best_bounds = float('inf'), None\n"
             "    for cuts in itertools.combinations(range(1, n), p - 1):\n"
             "        bounds = (0, *cuts, n)\n"
             "        stages = list(zip(bounds[:-1], bounds[1:]))\n"
-            "        mem = [(P[a:b].sum(), S[a:b].sum()) for a, b in stages]\n"
+            "        times = [c[a:b].sum() for a, b in stages]\n"
             f"        if not ({fits}):\n"
             "            continue\n"
-            "        slowest = max(float(np.sum(layer_costs[a:b])) for a, b in stages)\n"
-            "        if slowest < best:\n"
-            "            best, best_bounds = slowest, bounds\n"
+            "        if max(times) < best:\n"
+            "            best, best_bounds = max(times), bounds\n"
             "    if best_bounds is None:\n"
             f"        {on_none}\n"
             "    return best_bounds\n"
@@ -96,7 +96,7 @@ def _fitting(
     }
 
 
-FITS_1F1B = "all(16 * P_ + min(m, p - s) * S_ <= memory_limit for s, (P_, S_) in enumerate(mem))"
+FITS = "all(M[s, a:b].sum() <= limit for s, (a, b) in enumerate(stages))"
 
 SPEC_FROM_ARRAYS = (
     "    from course_lib.pipeline.partition import ModelSpec\n"
@@ -143,6 +143,17 @@ MUTANTS = [
             "    after = np.concatenate([np.asarray(cut_bytes, dtype=float), [0.0, 0.0]])\n"
             "    n = len(work)\n"
             "    return np.array([work[a:b].sum() + 2 * (after[a] * (a > 0) + after[b] * (b < n))"
+            " / beta for a, b in pairs])"
+        ),
+        grades=("stage_times_tests",),
+    ),
+    Mutant(
+        name="cut_index_wrap",
+        why="cut k read at cut_bytes[k - 1] for every stage end: stage 0's input wraps to cut_bytes[-1]",
+        cells=_times(
+            "    A = np.asarray(cut_bytes, dtype=float)\n"
+            "    n = len(work)\n"
+            "    return np.array([work[a:b].sum() + 2 * (A[a - 1] + (A[b - 1] if b < n else 0.0))"
             " / beta for a, b in pairs])"
         ),
         grades=("stage_times_tests",),
@@ -333,6 +344,12 @@ MUTANTS = [
         grades=("cut_traffic_tests",),
     ),
     Mutant(
+        name="one_crossing",
+        why="A/β: one microbatch, one direction (the per-crossing time)",
+        cells=_traffic("    return A / (gbit * 1e9 / 8)"),
+        grades=("cut_traffic_tests",),
+    ),
+    Mutant(
         name="binary_gigabits",
         why="a gigabit as 2**30 bits",
         cells=_traffic("    return 2 * m * A / (gbit * 2**30 / 8)"),
@@ -375,9 +392,9 @@ MUTANTS = [
         grades=("stage_memory_tests",),
     ),
     Mutant(
-        name="one_based_stage",
-        why="stages counted from 1: min(m, p - (s + 1))",
-        cells=_memory("min(m, p - (s + 1))"),
+        name="reversed_in_flight",
+        why="min(m, s + 1): the last stage stashing the most",
+        cells=_memory("min(m, s + 1)"),
         grades=("stage_memory_tests",),
     ),
     Mutant(
@@ -396,6 +413,12 @@ MUTANTS = [
         name="weights_only",
         why="2 bytes per parameter: the bf16 weights only",
         cells=_memory("min(m, p - s)", per_param="2"),
+        grades=("stage_memory_tests",),
+    ),
+    Mutant(
+        name="optimizer_state_only",
+        why="12 bytes per parameter: Adam's fp32 state without the bf16 weights and gradients",
+        cells=_memory("min(m, p - s)", per_param="12"),
         grades=("stage_memory_tests",),
     ),
     Mutant(
@@ -437,7 +460,7 @@ MUTANTS = [
         },
         grades=("stage_memory_tests",),
     ),
-    # Exercise 5: the fastest partition within a memory limit.
+    # Exercise 5: the fastest partition within a memory limit (the memory rows given).
     Mutant(
         name="ignores_memory",
         why="the unconstrained min-max: every partition 'fits'",
@@ -445,60 +468,109 @@ MUTANTS = [
         grades=("fastest_fitting_tests",),
     ),
     Mutant(
-        name="gpipe_memory",
-        why="m in flight on every stage",
-        cells=_fitting("all(16 * P_ + m * S_ <= memory_limit for P_, S_ in mem)"),
+        name="strict_limit",
+        why="memory < limit: a stage exactly at the limit is refused",
+        cells=_fitting("all(M[s, a:b].sum() < limit for s, (a, b) in enumerate(stages))"),
         grades=("fastest_fitting_tests",),
     ),
     Mutant(
-        name="fitting_unclamped",
-        why="p - s in flight without the clamp to m",
+        name="bottleneck_stage_only",
+        why="checks the memory of the slowest stage only",
         cells=_fitting(
-            "all(16 * P_ + (p - s) * S_ <= memory_limit for s, (P_, S_) in enumerate(mem))"
-        ),
-        grades=("fastest_fitting_tests",),
-    ),
-    Mutant(
-        name="fitting_warmup_count",
-        why="min(m, p - s - 1) in flight",
-        cells=_fitting(
-            "all(16 * P_ + min(m, p - s - 1) * S_ <= memory_limit for s, (P_, S_) in enumerate(mem))"
-        ),
-        grades=("fastest_fitting_tests",),
-    ),
-    Mutant(
-        name="fitting_no_optimizer",
-        why="4 bytes per parameter",
-        cells=_fitting(
-            "all(4 * P_ + min(m, p - s) * S_ <= memory_limit for s, (P_, S_) in enumerate(mem))"
+            "M[times.index(max(times)), stages[times.index(max(times))][0]:"
+            "stages[times.index(max(times))][1]].sum() <= limit"
         ),
         grades=("fastest_fitting_tests",),
     ),
     Mutant(
         name="first_stage_only",
         why="checks the memory of stage 0 only, the one that stashes most",
-        cells=_fitting("16 * mem[0][0] + min(m, p) * mem[0][1] <= memory_limit"),
+        cells=_fitting("M[0, stages[0][0]:stages[0][1]].sum() <= limit"),
+        grades=("fastest_fitting_tests",),
+    ),
+    Mutant(
+        name="first_row_everywhere",
+        why="row 0 for every stage: p microbatches in flight on every stage",
+        cells=_fitting("all(M[0, a:b].sum() <= limit for a, b in stages)"),
+        grades=("fastest_fitting_tests",),
+    ),
+    Mutant(
+        name="last_row_everywhere",
+        why="the last row for every stage: one microbatch in flight on every stage",
+        cells=_fitting("all(M[-1, a:b].sum() <= limit for a, b in stages)"),
+        grades=("fastest_fitting_tests",),
+    ),
+    Mutant(
+        name="rows_reversed",
+        why="row p - 1 - s for stage s: the last stage charged as if it stashed the most",
+        cells=_fitting("all(M[p - 1 - s, a:b].sum() <= limit for s, (a, b) in enumerate(stages))"),
+        grades=("fastest_fitting_tests",),
+    ),
+    Mutant(
+        name="per_layer_limit",
+        why="each layer checked against the limit, not the stage's sum",
+        cells=_fitting("all(M[s, a:b].max() <= limit for s, (a, b) in enumerate(stages))"),
+        grades=("fastest_fitting_tests",),
+    ),
+    Mutant(
+        name="greedy_repair",
+        why="the unconstrained min-max, then layers shifted off each over-limit stage",
+        cells={
+            "fastest_fitting_answer": (
+                "def fastest_fitting(layer_costs, layer_memory, memory_limit):\n"
+                "    c = [float(x) for x in layer_costs]\n"
+                "    M = np.asarray(layer_memory, dtype=float)\n"
+                "    p, n = M.shape\n"
+                "    best, b = float('inf'), None\n"
+                "    for cuts in itertools.combinations(range(1, n), p - 1):\n"
+                "        bounds = [0, *cuts, n]\n"
+                "        v = max(sum(c[bounds[s]:bounds[s + 1]]) for s in range(p))\n"
+                "        if v < best:\n"
+                "            best, b = v, bounds\n"
+                "    for _ in range(n * p * n):\n"
+                "        over = [s for s in range(p) if M[s, b[s]:b[s + 1]].sum() > memory_limit]\n"
+                "        if not over:\n"
+                "            return tuple(b)\n"
+                "        s = over[0]\n"
+                "        if b[s + 1] - b[s] < 2:\n"
+                "            break\n"
+                "        if s < p - 1:\n"
+                "            b[s + 1] -= 1  # hand its last layer to the next stage\n"
+                "        else:\n"
+                "            b[s] += 1  # the last stage hands its first layer back\n"
+                "    raise ValueError('nothing fits')\n"
+            )
+        },
         grades=("fastest_fitting_tests",),
     ),
     Mutant(
         name="returns_none",
         why="returns None when no partition fits instead of raising ValueError",
-        cells=_fitting(FITS_1F1B, on_none="return None"),
+        cells=_fitting(FITS, on_none="return None"),
+        grades=("fastest_fitting_tests",),
+    ),
+    Mutant(
+        name="raises_runtime_error",
+        why="raises RuntimeError when no partition fits",
+        cells=_fitting(FITS, on_none="raise RuntimeError('nothing fits')"),
         grades=("fastest_fitting_tests",),
     ),
     Mutant(
         name="delegates_min_max_with_limit",
-        why="course_lib's min_max_partition with stage_costs and memory_limit",
+        why="course_lib's min_max_partition on a StageCosts table built from the rows",
         cells={
             "fastest_fitting_answer": (
-                "def fastest_fitting(layer_costs, num_params, activation_bytes, num_stages,"
-                " num_microbatches, memory_limit):\n"
-                "    n = len(layer_costs)\n"
-                "    model = ModelSpec.from_arrays(layer_costs, [0.0] * n, num_params,"
-                " activation_bytes, [0.0] * (n - 1))\n"
-                "    costs = stage_costs(model, num_stages, 1.0, num_microbatches)\n"
-                "    return min_max_partition(costs, num_stages, memory_limit=memory_limit)"
-                ".boundaries\n"
+                "from course_lib.pipeline.partition import StageCosts\n\n\n"
+                "def fastest_fitting(layer_costs, layer_memory, memory_limit):\n"
+                "    M = np.asarray(layer_memory, dtype=float)\n"
+                "    p, n = M.shape\n"
+                "    def ranged(v):\n"
+                "        prefix = np.concatenate([[0.0], np.cumsum(v)])\n"
+                "        grid = prefix[None, :] - prefix[:, None]\n"
+                "        grid[np.tril_indices(n + 1)] = np.inf\n"
+                "        return grid\n"
+                "    table = StageCosts(ranged(layer_costs), np.array([ranged(r) for r in M]), n)\n"
+                "    return min_max_partition(table, p, memory_limit=memory_limit).boundaries\n"
             )
         },
         grades=("fastest_fitting_tests",),
@@ -619,28 +691,25 @@ RIGHT_ANSWERS = [
         grades=("stage_memory_tests",),
     ),
     Mutant(
-        name="fitting_reuses_exercise_4",
-        why="the brute force with Exercise 4's stage_memory_of (the reference one)",
-        cells=_fitting(
-            "max(stage_memory_of(num_params, activation_bytes, bounds, m)) <= memory_limit"
-        ),
+        name="fitting_stage_sums",
+        why="the brute force with course_lib's stage_sums on each stage's row",
+        cells=_fitting("all(stage_sums(M[s], bounds)[s] <= limit for s in range(p))"),
         grades=("fastest_fitting_tests",),
     ),
     Mutant(
         name="fitting_dp",
-        why="section 2's recursion with infeasible stages set to infinity",
+        why="section 2's recursion with the stages that do not fit set to infinity",
         cells={
             "fastest_fitting_answer": (
-                "def fastest_fitting(layer_costs, num_params, activation_bytes, num_stages,"
-                " num_microbatches, memory_limit):\n"
-                "    n, p, m = len(layer_costs), num_stages, num_microbatches\n"
+                "def fastest_fitting(layer_costs, layer_memory, memory_limit):\n"
+                "    M = np.asarray(layer_memory, dtype=float)\n"
+                "    p, n = M.shape\n"
                 "    c = np.concatenate([[0.0], np.cumsum(layer_costs)])\n"
-                "    P = np.concatenate([[0.0], np.cumsum(num_params)])\n"
-                "    S = np.concatenate([[0.0], np.cumsum(activation_bytes)])\n"
+                "    mem = np.concatenate([np.zeros((p, 1)), np.cumsum(M, axis=1)], axis=1)\n"
                 "    INF = float('inf')\n"
                 "    def cost(s, a, b):\n"
-                "        mem = 16 * (P[b] - P[a]) + min(m, p - s) * (S[b] - S[a])\n"
-                "        return c[b] - c[a] if mem <= memory_limit else INF\n"
+                "        fits = mem[s, b] - mem[s, a] <= memory_limit\n"
+                "        return c[b] - c[a] if fits else INF\n"
                 "    best = [[INF] * (n + 1) for _ in range(p + 1)]\n"
                 "    end = [[0] * (n + 1) for _ in range(p + 1)]\n"
                 "    best[p][n] = 0.0\n"
