@@ -102,24 +102,24 @@ def test_refused_setting_shows_the_reason_and_no_grid(explorer):
     assert explorer.refused == "" and explorer.last_metrics
 
 
-def test_odd_chunks_are_darker_in_the_raster(explorer):
-    """p = 2, m = 2, v = 2: rank 0 runs F(s0) then F(s2): chunk 0 in the forward colour, chunk 1
-    (odd) darker; the palette keeps F, B, idle as pipe02's."""
-    run = simulate(interleaved_1f1b(2, 2, 2), 1.0, 1.0)
+def test_later_chunks_are_darker_in_the_raster(explorer):
+    """p = 2, m = 2, v = 3: rank 0 runs F(s0), F(s2), F(s4): chunk 0 in the forward colour, chunks
+    1 and 2 darker (the lesson's figure hatches chunk >= 1); the palette keeps F, B, idle."""
+    run = simulate(interleaved_1f1b(2, 2, 3), 1.0, 1.0)
     rows = InterleavedExplorer.ROWS_PER_RANK
     image = explorer.grid_raster(run, 1000)
     span = run.makespan
     events = run.events
-    first = events[(events["rank"] == 0) & (events["stage"] == 0) & (events["kind"] == "F")]
-    later = events[(events["rank"] == 0) & (events["stage"] == 2) & (events["kind"] == "F")]
 
-    def colour_at(t: float) -> tuple[float, ...]:
-        return tuple(image[rows // 2, int(t / span * 1000)] / 255)
+    def colour_of(stage: int) -> tuple[float, ...]:
+        box = events[(events["rank"] == 0) & (events["stage"] == stage) & (events["kind"] == "F")]
+        mid = (box["start"].iloc[0] + box["end"].iloc[0]) / 2
+        return tuple(image[rows // 2, int(mid / span * 1000)] / 255)
 
-    mid = (first["start"].iloc[0] + first["end"].iloc[0]) / 2
-    assert colour_at(mid) == pytest.approx(to_rgb(SCHEDULE_COLOURS["F"]), abs=0.01)
-    dark = colour_at((later["start"].iloc[0] + later["end"].iloc[0]) / 2)
-    assert dark == pytest.approx(tuple(0.62 * c for c in to_rgb(SCHEDULE_COLOURS["F"])), abs=0.01)
+    forward = to_rgb(SCHEDULE_COLOURS["F"])
+    assert colour_of(0) == pytest.approx(forward, abs=0.01)
+    for stage in (2, 4):  # chunks 1 and 2
+        assert colour_of(stage) == pytest.approx(tuple(0.62 * c for c in forward), abs=0.01)
 
 
 @pytest.mark.parametrize("p, m, v", [(1, 1, 1), (4, 8, 2), (16, 64, 4)])
@@ -136,11 +136,34 @@ def test_grid_pixels_in_the_png_are_the_raster(explorer, p, m, v):
 
 
 def test_title_names_ranks_chunks_and_overhead(explorer):
-    """The title names p, v, m and the simulated overhead."""
+    """The title names p, v, m (singular for one) and the simulated overhead."""
     _set(explorer, num_ranks=4, num_microbatches=8, chunks_per_rank=2, latency_ms=0.0)
     assert explorer.title == (
         "interleaved 1F1B: 4 ranks × 2 chunks, 8 microbatches — overhead 18.75% of ideal compute"
     )
+    _set(explorer, num_ranks=8, num_microbatches=16, chunks_per_rank=1)
+    assert explorer.title.startswith("interleaved 1F1B: 8 ranks × 1 chunk, 16 microbatches")
+
+
+@pytest.mark.parametrize(
+    "p, m, v, formula, note",
+    [
+        (4, 8, 2, "p + (p−1)/v (p | m, m ≥ 2p)", False),
+        (4, 4, 2, "min(v·m, w + 1)/v", True),  # m = p: 4, not 5.5
+        (4, 10, 2, "min(v·m, w + 1)/v", False),  # PyTorch's groups of 5
+        (4, 8, 1, "min(m, p), 1F1B", False),
+    ],
+)
+def test_stash_row_names_the_rule_only_where_it_holds(explorer, p, m, v, formula, note):
+    """The peak-stash row shows p + (p−1)/v only for p | m and m ≥ 2p; at m = p a note says the
+    warm-up covers every forward and the peak is p; the closed form always equals the simulator."""
+    _set(explorer, num_ranks=p, num_microbatches=m, chunks_per_rank=v, latency_ms=0.0)
+    closed, simulated = explorer.last_metrics["peak stash on rank 0 (microbatches)"]
+    assert closed == pytest.approx(simulated)
+    assert formula in explorer.metrics.value
+    assert ("not p + (p − 1)/v" in explorer.metrics.value) == note
+    if note:
+        assert closed == p
 
 
 @pytest.mark.parametrize(

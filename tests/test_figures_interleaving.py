@@ -11,9 +11,8 @@ from course_lib.figures.interleaving import (
     crossing_chain,
     interleaved_grids,
     step_time_curves,
-    zero_bubble_comparison,
 )
-from course_lib.pipeline import interleaved_1f1b, one_f_one_b, simulate, zero_bubble_h1
+from course_lib.pipeline import interleaved_1f1b, simulate
 from course_lib.pipeline.interleaving import (
     best_chunks_per_rank,
     crossings_per_microbatch,
@@ -114,20 +113,3 @@ def test_step_time_curves_plot_the_simulated_steps_and_the_best_v():
     assert np.allclose(groups["closed:delta=0"].get_ydata(), groups["step:delta=0"].get_ydata())
     with pytest.raises(ValueError, match="latencies"):
         step_time_curves(8, 16, 1e-3, 2e-3, latencies=())
-
-
-def test_zero_bubble_comparison_bars_are_the_simulated_peaks():
-    """The bars are each stage's peak stashes: 1F1B p - s, ZB-H1 p on every stage (held until W);
-    the grid titles give 1F1B's idle (p - 1)(t_f + t_b + t_w) and ZB-H1's (p - 1)(t_f + t_b - t_w)."""
-    fig = zero_bubble_comparison(4, 8, 1e-3, 1e-3, 1e-3)
-    bars = [patch for ax in fig.axes for patch in ax.patches if patch.get_gid()]
-    widths = {
-        name: [bar.get_width() for bar in bars if bar.get_gid() == f"peak:{name}"]
-        for name in ("1F1B", "ZB-H1")
-    }
-    assert widths["1F1B"] == list(simulate(one_f_one_b(4, 8), 1e-3, 2e-3).peak_in_flight)
-    zb = simulate(zero_bubble_h1(4, 8), 1e-3, 1e-3, 1e-3)
-    assert widths["ZB-H1"] == list(zb.peak_in_flight) == [4, 4, 4, 4]
-    titles = [ax.get_title(loc="left") for ax in fig.axes]
-    assert any(t.startswith("1F1B: step 33 ms, idle 9 ms") for t in titles)
-    assert any(t.startswith("ZB-H1: step 27 ms, idle 3 ms") for t in titles)

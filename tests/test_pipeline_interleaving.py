@@ -29,6 +29,7 @@ from course_lib.pipeline.interleaving import (
     rank_layers,
     rank_stash,
     stage_ranks,
+    stash_rule_holds,
     step_times,
 )
 from tests.test_pipeline_schedule import interleaved_shapes  # (p, m, v) the generator accepts
@@ -278,6 +279,47 @@ def test_interleaving_stashes_more_than_1f1b():
     assert peak_rank_stash(8, 16, 4) == 9.75
 
 
+@pytest.mark.parametrize(
+    "p, m, v, peak",
+    [
+        (4, 4, 2, 4.0),  # m = p: every chunk forward is warm-up, not 4 + 3/2
+        (4, 8, 2, 5.5),  # m = 2p: p + (p - 1)/v
+        (8, 8, 4, 8.0),
+        (8, 16, 4, 9.75),
+        (2, 2, 3, 2.0),
+        (2, 4, 3, 2 + 1 / 3),
+        (1, 3, 2, 1.0),  # one rank: p + 0
+    ],
+)
+def test_stash_rule_boundary_is_m_equal_2p(p, m, v, peak):
+    """Rank 0's simulated peak is p + (p - 1)/v from m = 2p on, and p at m = p (the warm-up
+    2(p - 1) + (v - 1)p reaches v·m): stash_rule_holds draws the line there."""
+    run = simulate(interleaved_1f1b(p, m, v), 1.0 / v, 2.0 / v)
+    simulated = rank_stash(run, 0)[1].max() / v
+    assert simulated == pytest.approx(peak) == peak_rank_stash(p, m, v)
+    assert stash_rule_holds(p, m, v) == (p == 1 or m >= 2 * p)
+    assert (simulated == pytest.approx(p + (p - 1) / v)) == stash_rule_holds(p, m, v)
+
+
+def test_stash_rule_holds_wherever_it_says_and_fails_for_every_m_equal_p():
+    """Every accepted (p, m, v), p <= 6, m <= 4p + 2, v = 2..4: where stash_rule_holds, the
+    simulated peak is p + (p - 1)/v; p | m with m = p > 1 peaks at p; v = 1 never uses the rule."""
+    for p in range(1, 7):
+        for m in range(1, 4 * p + 3):
+            for v in range(1, 5):
+                if not accepted(p, m, v):
+                    continue
+                run = simulate(interleaved_1f1b(p, m, v), 1.0 / v, 2.0 / v)
+                simulated = rank_stash(run, 0)[1].max() / v
+                if stash_rule_holds(p, m, v):
+                    assert simulated == pytest.approx(p + (p - 1) / v), (p, m, v)
+                if m == p > 1 and v > 1:
+                    assert not stash_rule_holds(p, m, v) and simulated == p, (p, m, v)
+                if m % p == 0 and v > 1:
+                    assert stash_rule_holds(p, m, v) == (p == 1 or m >= 2 * p)
+    assert not stash_rule_holds(4, 8, 1)
+
+
 # --- which (p, m, v) run ---------------------------------------------------------------------
 
 
@@ -351,6 +393,8 @@ def test_overhead_formula_holds_exactly_where_acceptance_says(p, m, v):
         (lambda: best_chunks_per_rank(4, 8, 1.0, "2", 0.0), TypeError, "backward_time"),
         (lambda: acceptance(4, 0, 2), ValueError, "num_microbatches"),
         (lambda: peak_rank_stash(4, 9, 2), ValueError, "num_microbatches=9"),
+        (lambda: stash_rule_holds(4, 9, 2), ValueError, "num_microbatches=9"),
+        (lambda: stash_rule_holds(4, 8, 0), ValueError, "chunks_per_rank"),
         (lambda: rank_stash(simulate(interleaved_1f1b(2, 2, 2), 1.0, 1.0), 2), ValueError, "rank"),
     ],
 )

@@ -16,7 +16,8 @@ MAX_CHUNKS = 8
 
 
 class InterleavedExplorer(FillDrainExplorer):
-    """Interleaved 1F1B grid (odd chunks darker), rank 0's stashed activations in microbatches,
+    """Interleaved 1F1B grid (a rank's chunks >= 1 darker, as the lesson's figure hatches them),
+    rank 0's stashed activations in microbatches,
     and step time, overhead, crossings and peak stash: closed form beside the simulator (pipe04).
 
     Built on pipe02's explorer (pixel-written grid, cached backgrounds, hand-written PNG): well
@@ -37,14 +38,14 @@ class InterleavedExplorer(FillDrainExplorer):
         super()._build()
         fig = self.figure
         _, stash = self.axes
-        stash.set_ylabel("stashed on\nrank 0 (mb)", labelpad=30)
+        stash.set_ylabel("stashed on rank 0\n(microbatches)", labelpad=30)
         darker = [_rgb255(_shade(SCHEDULE_COLOURS[k], 0.62)) for k in ("F", "B")]
         self._palette = np.concatenate([self._palette, np.array(darker, dtype=np.uint8)])
         opaque = np.concatenate([self._palette, np.full((len(self._palette), 1), 255)], axis=1)
         self._palette_rgba = opaque.astype(np.uint8).view(np.uint32)[:, 0]
         left = self.GRID_RECT[0] + self.GRID_RECT[2] + 0.02
         top = self.GRID_RECT[1] + self.GRID_RECT[3]
-        for i, (rgb, text) in enumerate(zip(darker, ("odd chunk F", "odd chunk B"), strict=True)):
+        for i, (rgb, text) in enumerate(zip(darker, ("chunk ≥ 1 F", "chunk ≥ 1 B"), strict=True)):
             y = top - 0.06 * (i + 4)
             colour = tuple(c / 255 for c in rgb)
             fig.patches.append(
@@ -64,15 +65,15 @@ class InterleavedExplorer(FillDrainExplorer):
         )  # fmt: skip
 
     def _action_codes(self, run: Any) -> np.ndarray:
-        """F 2, B 3 on even chunks (stage // p even), 5 and 6 (darker) on odd chunks."""
+        """F 2, B 3 on a rank's chunk 0 (stage < p), 5 and 6 (darker) on its chunks >= 1."""
         codes = super()._action_codes(run)
-        chunk = run.events["stage"].to_numpy() // run.schedule.num_ranks
-        return np.where((chunk % 2 == 1) & (codes < 4), codes + 3, codes)
+        later = run.events["stage"].to_numpy() >= run.schedule.num_ranks
+        return np.where(later & (codes < 4), codes + 3, codes)
 
     def _draw_frame(  # type: ignore[override]
         self, *, num_ranks: int, num_microbatches: int, chunks_per_rank: int, latency_ms: float
     ) -> str:
-        from course_lib.figures.style import time_unit
+        from course_lib.figures.style import count_label, time_unit
         from course_lib.pipeline import boundary_crossings, interleaved_overhead
         from course_lib.pipeline.interleaving import (
             acceptance,
@@ -80,6 +81,7 @@ class InterleavedExplorer(FillDrainExplorer):
             interleaved_makespan,
             peak_rank_stash,
             rank_stash,
+            stash_rule_holds,
         )
 
         p, m, v, delta = num_ranks, num_microbatches, chunks_per_rank, latency_ms * 1e-3
@@ -96,7 +98,10 @@ class InterleavedExplorer(FillDrainExplorer):
         )
         if not (verdict.pytorch or v == 1):
             self.refused = verdict.reason
-            self.title = f"refused: {p} ranks, {m} microbatches, {v} chunks"
+            self.title = (
+                f"refused: {count_label(p, 'rank')}, "
+                f"{count_label(m, 'microbatch', 'microbatches')}, {count_label(v, 'chunk')}"
+            )
             self.last_metrics = {}
             canvas.restore_region(self._background(p, "ms"))
             self._message.set_text(
@@ -137,6 +142,12 @@ class InterleavedExplorer(FillDrainExplorer):
         except ValueError:
             closed_step, step_formula = float("nan"), "none: δ no longer hides (simulate)"
         ideal = m * (t_f + t_b)
+        if v == 1:
+            stash_formula = "min(m, p), 1F1B"
+        elif stash_rule_holds(p, m, v):
+            stash_formula = "p + (p−1)/v (p | m, m ≥ 2p)"
+        else:
+            stash_formula = "min(v·m, w + 1)/v, w warm-up forwards"
         crossings = crossings_per_microbatch(p, v).between_ranks
         rows_raw = [
             ("step time", closed_step, run.makespan, step_formula, fmt_ms),
@@ -150,7 +161,7 @@ class InterleavedExplorer(FillDrainExplorer):
             ("forward crossings per microbatch", boundary_crossings(p, v), crossings,
              "v·p − 1 (0 if p = 1)", str),
             ("peak stash on rank 0 (microbatches)", peak_rank_stash(p, m, v), peak,
-             "p + (p−1)/v if p | m" if v > 1 else "min(m, p)", lambda x: f"{x:.3g}"),
+             stash_formula, lambda x: f"{x:.3g}"),
         ]  # fmt: skip
         self.last_metrics = {
             name: (float(closed), float(simulated)) for name, closed, simulated, *_ in rows_raw
@@ -167,7 +178,8 @@ class InterleavedExplorer(FillDrainExplorer):
                 (name, fmt(closed), formula, fmt(simulated), "yes" if same else "<b>no</b>")
             )
         self.title = (
-            f"interleaved 1F1B: {p} ranks × {v} chunks, {m} microbatches — overhead "
+            f"interleaved 1F1B: {count_label(p, 'rank')} × {count_label(v, 'chunk')}, "
+            f"{count_label(m, 'microbatch', 'microbatches')} — overhead "
             f"{_pct(run.overhead)} of ideal compute"
         )
         table = metrics_table(rows, ("", "closed form", "formula", "simulate()", "agree"))
@@ -177,6 +189,12 @@ class InterleavedExplorer(FillDrainExplorer):
                 f"m = {m} &lt; p = {p}: PyTorch accepts it, but the {m} microbatches cannot fill "
                 f"the loop round {p} ranks; the step is (m + v·p − 1) chunk slots, not "
                 "(p − 1)/(v·m) of overhead."
+            )
+        if v > 1 and m == p > 1:
+            notes.append(
+                f"m = p = {p}: rank 0's warm-up covers all {v * m} chunk forwards, so it peaks "
+                f"at p = {p} microbatches, not p + (p − 1)/v = {p + (p - 1) / v:.3g} (that needs "
+                "m ≥ 2p)."
             )
         if np.isnan(closed_step):
             notes.append(

@@ -1,6 +1,6 @@
 """Interleaved-pipeline figures (pipe04): which rank holds which layers, interleaved schedule
-grids on one time axis, the chain of hand-offs one microbatch makes between ranks and nodes, the
-step time against the number of chunks under a latency, and ZB-H1 against 1F1B.
+grids on one time axis, the chain of hand-offs one microbatch makes between ranks and nodes, and
+the step time against the number of chunks under a latency.
 
 The models are :mod:`course_lib.pipeline.interleaving` and the simulator; schedule grids are
 :func:`course_lib.figures.pipeline.schedule_grid` (pipe02), with later chunks hatched.
@@ -107,6 +107,8 @@ def interleaved_grids(runs: Mapping[str, Timeline], figsize: tuple[float, float]
             f"{run.makespan * time_unit(span)[0]:.3g} {time_unit(span)[1]}"
         )
         schedule_grid(run, ax=ax, title=title)
+        for label in ax.texts:  # microbatch numbers inside the boxes: the layout can skip them
+            label.set_in_layout(False)
         events = run.events
         later = events["stage"].to_numpy() >= schedule.num_ranks
         for rank in range(schedule.num_ranks):
@@ -278,51 +280,3 @@ def step_time_curves(
         loc="left",
     )
     return ax
-
-
-def zero_bubble_comparison(
-    num_stages: int,
-    num_microbatches: int,
-    forward_time: float,
-    backward_time: float,
-    weight_time: float,
-) -> Figure:
-    """1F1B (backward = input grad + weight grad) and ZB-H1 (split, W deferred) grids on one time
-    axis, and each stage's peak stashed microbatches under both (gids ``peak:1F1B``,
-    ``peak:ZB-H1``) (pipe04). ``backward_time`` is the input-gradient part only."""
-    from course_lib.pipeline import one_f_one_b, simulate, zero_bubble_h1
-
-    p, m = num_stages, num_microbatches
-    runs = {
-        "1F1B": simulate(one_f_one_b(p, m), forward_time, backward_time + weight_time),
-        "ZB-H1": simulate(zero_bubble_h1(p, m), forward_time, backward_time, weight_time),
-    }
-    fig = plt.figure(figsize=(11, 1.4 + 0.76 * p), layout="constrained")
-    grid_spec = fig.add_gridspec(2, 2, width_ratios=(3.4, 1))
-    span = max(run.makespan for run in runs.values())
-    scale, unit = time_unit(span)
-    bars = fig.add_subplot(grid_spec[:, 1])
-    for row, (name, run) in enumerate(runs.items()):
-        ax = fig.add_subplot(grid_spec[row, 0])
-        bubble = run.makespan - run.ideal_compute
-        title = (
-            f"{name}: step {run.makespan * scale:.3g} {unit}, "
-            f"idle {bubble * scale:.3g} {unit} per stage"
-        )
-        schedule_grid(run, ax=ax, title=title)
-        ax.set_xlim(0, span)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda t, _pos: f"{t * scale:g}"))
-        ax.set_xlabel(f"time ({unit})" if row else "")
-        if row == 0 and ax.get_legend() is not None:
-            ax.get_legend().remove()
-        peaks = run.peak_in_flight
-        offset = -0.2 if row == 0 else 0.2
-        bars.barh(np.arange(p) + offset, peaks, height=0.4, color=PIPELINE_LINE_COLOURS[row],
-                  label=name, gid=f"peak:{name}")  # fmt: skip
-    bars.set_ylim(p - 0.5, -0.5)
-    bars.set_yticks(range(p), [f"stage {s}" for s in range(p)])
-    bars.set_xlabel("peak stashes (microbatches)")
-    bars.set_xticks(range(0, min(p, m) + 1, max(1, min(p, m) // 4)))
-    bars.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
-    bars.set_title("stashes held until W", loc="left")
-    return fig

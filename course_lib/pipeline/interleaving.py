@@ -5,9 +5,12 @@ p = num_ranks, m = num_microbatches, v = chunks_per_rank. The model's layers are
 chunks (global stages) of equal length; global stage k holds layers [k·L/(v·p), (k+1)·L/(v·p))
 and lives on rank k % p, so rank r holds chunks r, r + p, ..., r + (v - 1)·p (Narayanan et al.
 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM",
-Sec. 2.2.2, Fig. 4). ``forward_time`` and ``backward_time`` are one microbatch's forward and
-backward over a rank's whole share of the layers (the stage time of the plain, v = 1, pipeline);
-one chunk costs forward_time / v and backward_time / v.
+Sec. 2.2.2, Fig. 4). Megatron-LM's acceptance rule is read from NVIDIA/Megatron-LM at commit
+00611e6 (:data:`MEGATRON_LM_COMMIT`), PyTorch's from 2.13's torch/distributed/pipelining.
+
+``forward_time`` and ``backward_time`` are one microbatch's forward and backward over a rank's
+whole share of the layers (the stage time of the plain, v = 1, pipeline); one chunk costs
+forward_time / v and backward_time / v.
 
 The schedule itself is :func:`course_lib.pipeline.interleaved_1f1b` and the run is
 :func:`course_lib.pipeline.simulate`; this module's closed forms are checked against both in
@@ -29,7 +32,17 @@ from .simulate import simulate
 if TYPE_CHECKING:
     from .simulate import Timeline
 
+MEGATRON_LM_COMMIT = "00611e6eeb0b09b5ee074750956855215ddbd67f"
+"""The NVIDIA/Megatron-LM commit whose megatron/core/pipeline_parallel/schedules.py the acceptance
+rule follows: ``forward_backward_pipelining_with_interleaving`` raises unless
+``microbatch_group_size_per_vp_stage`` N lies in [p, m] and m % N is 0 or at least p. N defaults
+to p in ModelParallelConfig.__post_init__ (megatron/core/model_parallel_config.py, read at commit
+02aa3ee454b5ff16b1bf356ec36fa0cc1c26858f). Older Megatron-LM asserted m % p == 0 outright where it
+picked the interleaved schedule ("number of microbatches is not divisible by pipeline-parallel
+size when using interleaved schedule")."""
+
 __all__ = [
+    "MEGATRON_LM_COMMIT",
     "Acceptance",
     "Crossings",
     "acceptance",
@@ -41,6 +54,7 @@ __all__ = [
     "rank_layers",
     "rank_stash",
     "stage_ranks",
+    "stash_rule_holds",
     "step_times",
 ]
 
@@ -246,9 +260,10 @@ class Acceptance:
 def acceptance(num_ranks: int, num_microbatches: int, chunks_per_rank: int) -> Acceptance:
     """Megatron-LM's and PyTorch 2.13's rules for interleaved 1F1B at (p, m, v), explained (pipe04).
 
-    Megatron-LM (``forward_backward_pipelining_with_interleaving``; with Megatron-Core's default
-    microbatch group size p): v > 1 needs m to be a multiple of p; v = 1 runs the plain 1F1B
-    schedule, any m. PyTorch 2.13 (``torch.distributed.pipelining.ScheduleInterleaved1F1B``):
+    Megatron-LM (``forward_backward_pipelining_with_interleaving`` at commit 00611e6,
+    :data:`MEGATRON_LM_COMMIT`, with its default microbatch group size N = p): v > 1 needs m to be
+    a multiple of p; v = 1 runs the plain 1F1B schedule, any m. PyTorch 2.13
+    (``torch.distributed.pipelining.ScheduleInterleaved1F1B``):
     rounds = max(1, m // p) and m % rounds == 0, whatever v — so p = 4 takes m = 10 (2 rounds of
     5) and m = 3 (1 round), and refuses m = 9. The course's interleaved_1f1b accepts what PyTorch
     accepts (and any m at v = 1).
@@ -310,8 +325,13 @@ def peak_rank_stash(num_ranks: int, num_microbatches: int, chunks_per_rank: int)
     Rank 0 runs w = min(v·m, 2(p - 1) + (v - 1)·g) warm-up chunk forwards (g = m // max(1, m // p)
     microbatches per round, p when p divides m; w = min(m, p - 1) at v = 1, plain 1F1B) before its
     first backward, then one more forward: min(v·m, w + 1) chunk stashes of 1/v of a microbatch
-    each. With p | m that is p + (p - 1)/v against p for 1F1B: interleaving stashes more, not
-    less. Exact against the simulator (:func:`rank_stash`) for every accepted (p, m, v) (tests).
+    each. Exact against the simulator (:func:`rank_stash`) for every accepted (p, m, v) (tests).
+
+    The rule p + (p - 1)/v (against p for 1F1B: interleaving stashes more, not less) is this
+    value only for v >= 2 with m a multiple of p and m >= 2p (or p = 1): then w + 1 = v·p + p - 1
+    <= v·m. At m = p the warm-up 2(p - 1) + (v - 1)·p reaches v·m, every chunk forward is warm-up
+    and the peak is p (p = 4, m = 4, v = 2: 4, not 5.5); :func:`stash_rule_holds` says which
+    case applies. Refused (p, m, v) raise ValueError naming the rule (PyTorch 2.13's).
     """
     p, m, v = check_interleaved_shape(num_ranks, num_microbatches, chunks_per_rank)
     if v == 1:
@@ -319,3 +339,12 @@ def peak_rank_stash(num_ranks: int, num_microbatches: int, chunks_per_rank: int)
     group = m // max(1, m // p)
     warmup = min(v * m, 2 * (p - 1) + (v - 1) * group)
     return min(v * m, warmup + 1) / v
+
+
+def stash_rule_holds(num_ranks: int, num_microbatches: int, chunks_per_rank: int) -> bool:
+    """Whether rank 0's peak stash is p + (p - 1)/v microbatches (pipe04): v >= 2, m a multiple
+    of p and m >= 2p, or a single rank. At m = p every chunk forward is warm-up and the peak is p;
+    PyTorch's groups of more than p microbatches (m not a multiple of p) peak elsewhere
+    (:func:`peak_rank_stash` gives every case). Refused (p, m, v) raise ValueError."""
+    p, m, v = check_interleaved_shape(num_ranks, num_microbatches, chunks_per_rank)
+    return v >= 2 and (p == 1 or (m % p == 0 and m >= 2 * p))

@@ -153,6 +153,18 @@ MUTANTS = [
         ),
         grades=("layer_owner_tests",),
     ),
+    Mutant(
+        name="chunk_mod_v",
+        why="rank = chunk mod v instead of stage mod p",
+        cells=_owner("    return (np.arange(L) // per_chunk) % v"),
+        grades=("layer_owner_tests",),
+    ),
+    Mutant(
+        name="ranks_reversed",
+        why="stage k on rank p - 1 - k mod p: the ranks counted from the last",
+        cells=_owner("    return p - 1 - (np.arange(L) // per_chunk) % p"),
+        grades=("layer_owner_tests",),
+    ),
     # Exercise 2: overheads at v = 1, 2, 4.
     Mutant(
         name="forgets_v",
@@ -194,6 +206,18 @@ MUTANTS = [
         name="reversed_order",
         why="the overheads for v = 4, 2, 1",
         cells=_overheads("    return tuple((p - 1) / (v * m) for v in (4, 2, 1))"),
+        grades=("overheads_tests",),
+    ),
+    Mutant(
+        name="p_m_swapped",
+        why="(m - 1)/(v p): the ranks and microbatches swapped",
+        cells=_overheads("    return tuple((m - 1) / (v * p) for v in (1, 2, 4))"),
+        grades=("overheads_tests",),
+    ),
+    Mutant(
+        name="integer_division",
+        why="(p - 1) // (v m): integer division, 0 whenever p - 1 < v m",
+        cells=_overheads("    return tuple((p - 1) // (v * m) for v in (1, 2, 4))"),
         grades=("overheads_tests",),
     ),
     Mutant(
@@ -258,6 +282,22 @@ MUTANTS = [
         name="v_wraps",
         why="v wrap-arounds between nodes instead of v - 1",
         cells=_transfers("    return (v * p - 1 if p > 1 else 0), v * (n - 1) + v * (n > 1)"),
+        grades=("node_transfers_tests",),
+    ),
+    Mutant(
+        name="node_is_rank_mod_g",
+        why="rank r on node r % ranks_per_node instead of r // ranks_per_node",
+        cells=_transfers(
+            "    ranks = np.arange(v * p) % p\n"
+            "    a, b = ranks[:-1], ranks[1:]\n"
+            "    return int(np.sum(a != b)), int(np.sum(a % g != b % g))"
+        ),
+        grades=("node_transfers_tests",),
+    ),
+    Mutant(
+        name="ranks_per_node_as_nodes",
+        why="ranks_per_node read as the number of nodes: n = g",
+        cells=_transfers("    return (v * p - 1 if p > 1 else 0), v * (g - 1) + (v - 1) * (g > 1)"),
         grades=("node_transfers_tests",),
     ),
     Mutant(
@@ -343,6 +383,29 @@ MUTANTS = [
         grades=("best_chunks_tests",),
     ),
     Mutant(
+        name="nearest_v_star",
+        why="the candidate nearest v* = sqrt((p - 1)(t_f + t_b)/(2 p delta)), the formula's optimum",
+        cells=_best(
+            "    if p == 1 or delta == 0:\n"
+            "        return min(candidates) if delta else max(candidates)\n"
+            "    v_star = ((p - 1) * (t_f + t_b) / (2 * p * delta)) ** 0.5\n"
+            "    return min(sorted(candidates), key=lambda v: abs(v - v_star))"
+        ),
+        grades=("best_chunks_tests",),
+    ),
+    Mutant(
+        name="latency_per_chunk",
+        why="the latency divided by v like the compute: delta / v per hop",
+        cells=_best(_simulated(latency="delta / v")),
+        grades=("best_chunks_tests",),
+    ),
+    Mutant(
+        name="no_tie_tolerance",
+        why="the first float minimum, ignoring the 1e-9 s tie rule",
+        cells=_best(_simulated(pick="    return min(candidates, key=steps.get)")),
+        grades=("best_chunks_tests",),
+    ),
+    Mutant(
         name="best_delegates",
         why="course_lib's best_chunks_per_rank (right value, delegated)",
         cells=_best(
@@ -395,6 +458,24 @@ MUTANTS = [
         name="always_true",
         why="PyTorch accepts any m",
         cells=_accepts("    return True"),
+        grades=("pytorch_accepts_tests",),
+    ),
+    Mutant(
+        name="group_at_least_p",
+        why="PyTorch's rounds plus a group of at least p (Megatron-Core's range [p, m])",
+        cells=_accepts("    r = max(1, m // p)\n    return m % r == 0 and m // r >= p"),
+        grades=("pytorch_accepts_tests",),
+    ),
+    Mutant(
+        name="accepts_via_generator_catch_all",
+        why="catches every exception from course_lib's interleaved_1f1b, its DelegationError too",
+        cells=_accepts(
+            "    try:\n"
+            "        interleaved_1f1b(p, m, 2)\n"
+            "    except Exception:\n"
+            "        return False\n"
+            "    return True"
+        ),
         grades=("pytorch_accepts_tests",),
     ),
     Mutant(
@@ -501,6 +582,20 @@ RIGHT_ANSWERS = [
             "    steps = np.array([simulate(interleaved_1f1b(p, m, int(v)), t_f / v, t_b / v,\n"
             "                               p2p_latency=delta).makespan for v in vs])\n"
             "    return vs[np.argmax(steps <= steps.min() + 1e-9)]"
+        ),
+        grades=("best_chunks_tests",),
+    ),
+    Mutant(
+        name="best_sorted_strict_loop",
+        why="a loop over sorted candidates keeping the first v unless a step is 1e-9 s shorter",
+        cells=_best(
+            "    best_v = best_t = None\n"
+            "    for v in sorted(candidates):\n"
+            "        t = simulate(interleaved_1f1b(p, m, v), t_f / v, t_b / v,\n"
+            "                     p2p_latency=delta).makespan\n"
+            "        if best_t is None or t < best_t - 1e-9:\n"
+            "            best_v, best_t = v, t\n"
+            "    return best_v"
         ),
         grades=("best_chunks_tests",),
     ),
