@@ -135,11 +135,10 @@ def check_float(
     if not _close(value, expected, rtol, atol):
         unit_s = f" {unit}" if unit else ""
         hint = _hint(value, known_wrong, lambda g, w: _close(g, _float(w), rtol, atol))
-        raise _wrong(
-            name,
-            f"{name}: expected {_fmt(expected)}{unit_s}, got {_fmt(value)}{unit_s}{hint}",
-            hint,
-        )
+        shown, got_s = _fmt(expected), _fmt(value)
+        if shown == got_s:  # equal to 6 digits: show every digit
+            shown, got_s = _repr(expected), _repr(value)
+        raise _wrong(name, f"{name}: expected {shown}{unit_s}, got {got_s}{unit_s}{hint}", hint)
 
 
 def check_int(

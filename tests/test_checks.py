@@ -220,3 +220,9 @@ def test_distinct_hints_keep_only_values_that_name_one_mistake() -> None:
     }
     with pytest.raises(AnswerError, match="that is b"):
         checks.check_int("n", 4, 5, known_wrong=checks.distinct_hints([(4, "b"), (7, "c")], 5))
+
+
+def test_check_float_shows_every_digit_when_six_are_equal():
+    """A float32 answer within 6 digits but outside rtol is shown with all its digits."""
+    with pytest.raises(AnswerError, match=r"expected -0\.17342312345, got -0\.1734229"):
+        checks.check_float("g", -0.1734229, -0.17342312345, rtol=1e-9)

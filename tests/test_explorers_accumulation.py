@@ -59,6 +59,7 @@ def test_lesson_setting_gives_section_4s_numbers(explorer):
     assert r["continuous_m"] == pytest.approx(math.sqrt(64 * 7 / 3))
     assert r["max_m_step_time"] == pytest.approx(142e-3)
     assert r["one_microbatch_step_time"] == pytest.approx(268e-3)
+    assert "16 microbatches of 4 sequences" in explorer.metrics.value
 
 
 @pytest.mark.parametrize("p", [1, 4, 32])
@@ -85,6 +86,7 @@ def test_no_fixed_cost_wants_the_most_microbatches(explorer):
     _set(explorer, num_stages=8, batch_size=64, fixed_time_ms=0.0)
     assert explorer.last_metrics["best_m"] == 64
     assert "∞" in explorer.metrics.value
+    assert "64 microbatches of 1 sequence<" in explorer.metrics.value
 
 
 @pytest.mark.parametrize(

@@ -420,3 +420,24 @@ def test_batch_norm_of_one_sample_is_refused():
     with pytest.raises(ValueError, match="norm"):
         norm_mlp_gradient(params, x, y, "group")
     assert accumulated_norm_gradient(params, x, y, 1, "layer")["W1"].shape == (5, 7)
+
+
+def test_centring_on_the_microbatch_mean_changes_the_accumulated_gradient():
+    """Section 3's rule: a linear batch statistic changes meaning too. A linear model on inputs
+    centred on their microbatch mean, squared loss, 64 samples: the sample-weighted accumulated
+    gradient misses the full batch's by about half at b = 2, not at all at b = 64."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 8)) * rng.uniform(0.2, 3.0, 8) + rng.normal(size=8)
+    t, w = rng.normal(size=(64, 4)), rng.normal(size=(8, 4))
+
+    def summed_gradient(xs, ts):
+        c = xs - xs.mean(axis=0)
+        return 2 * c.T @ (c @ w - ts)
+
+    full = summed_gradient(x, t) / 64
+    errors = {}
+    for b in (2, 8, 64):
+        acc = sum(summed_gradient(x[i : i + b], t[i : i + b]) for i in range(0, 64, b)) / 64
+        errors[b] = np.linalg.norm(acc - full) / np.linalg.norm(full)
+    assert 0.4 < errors[2] < 0.7
+    assert errors[64] < 1e-12 < errors[8] < errors[2]

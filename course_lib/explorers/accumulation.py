@@ -112,7 +112,8 @@ class AccumulationExplorer(Explorer):
             else f"not run (over {MAX_SIMULATED_ACTIONS} actions)"
         )
         rows = [
-            ("best m (microbatch size)", f"{best} ({big_b // best} sequences)"),
+            ("best m", f"{best} microbatch{'es' if best != 1 else ''} of {big_b // best} "
+             f"sequence{'s' if big_b // best != 1 else ''}"),  # fmt: skip
             ("step time at the best m", f"{times[best] * 1e3:.2f} ms, bubble {bubble:.0%} of it"),
             ("1F1B simulated at the best m", check),
             ("m = B (size 1): smallest bubble", f"{times[big_b] * 1e3:.2f} ms"),

@@ -183,8 +183,8 @@ def step_time_panels(
     peak_sample_time: float,
     axes: Sequence[Axes] | None = None,
 ) -> np.ndarray:
-    """Left: step time (m + p − 1)·t(b) for each m = B/b, split into ideal compute m·t(b) (blue,
-    gid ``compute``) and bubble (p − 1)·t(b) (grey, gid ``bubble``), the best m starred (gid
+    """Left: step time (m + p − 1)·t(b) for each m = B/b, split into compute m·t(b) (no bubble;
+    blue, gid ``compute``) and bubble (p − 1)·t(b) (grey, gid ``bubble``), the best m starred (gid
     ``best``). Right: kernel efficiency b·peak_sample_time/t(b) of each tabulated size (gid
     ``efficiency``), the best size starred (gid ``best_size``). Returns the two Axes (pipe06).
 
@@ -211,7 +211,7 @@ def step_time_artists(ax: Axes) -> dict:
     """The step-time bars of :func:`step_time_panels` on ``ax``, empty until updated (pipe06)."""
     slots = np.arange(MAX_STEP_BARS)
     compute = ax.bar(slots, np.zeros(MAX_STEP_BARS), color=COMPUTE_COLOUR, gid="compute",
-                     label="ideal compute m·t(b)")  # fmt: skip
+                     label="compute m·t(b) (no bubble)")  # fmt: skip
     bubble = ax.bar(slots, np.zeros(MAX_STEP_BARS), color=BUBBLE_COLOUR, gid="bubble",
                     label="bubble (p − 1)·t(b)")  # fmt: skip
     best = ax.scatter([], [], marker="*", s=180, color="#D55E00", zorder=4, gid="best",

@@ -110,6 +110,12 @@ MUTANTS = [
         grades=BOTH,
     ),
     Mutant(
+        name="one_fewer_target_per_sequence",
+        why="n_k − s_k: one token per sequence taken off the mask's count",
+        cells=_accumulate("    return np.tensordot((n - rows) / (n - rows).sum(), g, axes=1)"),
+        grades=BOTH,
+    ),
+    Mutant(
         name="padded_weights",
         why="weights by the padded size P_k: padding counted as tokens",
         cells=_accumulate("    return np.tensordot(padded / padded.sum(), g, axes=1)"),
@@ -203,6 +209,23 @@ MUTANTS = [
         ),
         grades=("gap_tests",),
     ),
+    Mutant(
+        name="gap_delegates_to_accumulate_gradients",
+        why="the two rules of accumulate_gradients on one-entry 'gradients' (delegated)",
+        cells=_gap(
+            "    g = [np.array([x]) for x in losses]\n"
+            "    m = [np.ones(int(k), bool) for k in n]\n"
+            "    return float(accumulate_gradients(g, m, 'mean_of_means')[0]\n"
+            "                 - accumulate_gradients(g, m, 'tokens')[0])"
+        ),
+        grades=("gap_tests",),
+    ),
+    Mutant(
+        name="gap_both_unweighted",
+        why="the mean of means minus ΣL̄_k/m: the token mean left unweighted (always 0)",
+        cells=_gap("    return float(losses.mean() - losses.sum() / len(losses))"),
+        grades=("gap_tests",),
+    ),
     # Exercise 3: which operations change meaning.
     Mutant(
         name="batch_norm_unchanged",
@@ -214,6 +237,18 @@ MUTANTS = [
         name="only_batch_norm",
         why="only section 3's example; misses the other per-microbatch statistics",
         cells=_choice('{"batch_norm"}'),
+        grades=("semantics_tests",),
+    ),
+    Mutant(
+        name="batch_norm_and_balance_loss_only",
+        why="in-batch negatives missed",
+        cells=_choice('{"batch_norm", "moe_balance_loss"}'),
+        grades=("semantics_tests",),
+    ),
+    Mutant(
+        name="batch_norm_and_negatives_only",
+        why="the per-microbatch balancing loss missed",
+        cells=_choice('{"batch_norm", "in_batch_negatives"}'),
         grades=("semantics_tests",),
     ),
     Mutant(
