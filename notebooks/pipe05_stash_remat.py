@@ -13,24 +13,23 @@
 # - compute what no, selective and full recomputation stash and what they add to a step, and
 #   choose per layer what to recompute under a memory budget.
 #
-# **What you need:** pipe03 (1F1B holds min(m, p − k) stashes on stage k); cost05's activation
-# bytes per layer help in section 3. numpy at the level of a matrix product and a
-# `default_rng`.
+# **What you need:** pipe03 (how many stashes 1F1B holds per stage); cost05's activation bytes
+# per layer help. numpy: matrix products and `default_rng`.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 
-import course_lib.memory as course_memory
-import course_lib.pipeline as course_pipeline
 from course_lib.checks import (
     check_array,
     check_choice,
     check_float,
+    check_int,
     check_names,
     check_range,
     check_type,
+    distinct_hints,
     forbid,
     passed,
 )
@@ -42,6 +41,7 @@ from course_lib.pipeline import stash as course_stash
 from course_lib.pipeline.stash import (
     PARAM_NAMES,
     Stash,
+    gradient_error,
     init_mlp,
     layer_forward_times,
     layer_options,
@@ -50,7 +50,6 @@ from course_lib.pipeline.stash import (
     new_stats,
     plan_cost,
     recompute_step_time,
-    running_mean_after,
     stage_gradients,
     stage_stash_bytes,
 )
@@ -67,30 +66,13 @@ targets = [rng.normal(size=(4, 3)) for _ in range(num_microbatches)]
 STAGE_SEED, DROP_PROB = 1234, 0.1  # stage 0 draws every dropout mask from default_rng(STAGE_SEED)
 stage0 = [(a.kind, a.microbatch) for a in one_f_one_b(num_stages, num_microbatches).actions[0]]
 
-
-def distinct_hints(pairs, expected, tol=1e-9):
-    """known_wrong hints: each mistake's value once, none that two mistakes or the answer share."""
-    values = [v for v, _ in pairs]
-    return {
-        v: why
-        for v, why in pairs
-        if abs(v - expected) > tol * max(1.0, abs(expected))
-        and sum(abs(v - w) <= tol * max(1.0, abs(v)) for w in values) == 1
-    }
-
-
-def rel_error(grads, reference):
-    """‖g − g_ref‖ / ‖g_ref‖ over all parameters of one gradient."""
-    diff = sum(((grads[k] - reference[k]) ** 2).sum() for k in PARAM_NAMES)
-    return float(np.sqrt(diff / sum((reference[k] ** 2).sum() for k in PARAM_NAMES)))
-
-
 # %% [markdown]
 # ## 1. A stash is keyed by (stage, microbatch), not by arrival order
 #
 # A backward needs its own forward's state: the input, the ReLU's pre-activation, the dropout
-# mask. Under 1F1B (Narayanan et al. 2021, §2.2.1) stage $k$ holds up to $\min(m, p - k)$ of
-# these *stashes* at once, where $p$ is `num_stages` and $m$ is `num_microbatches`:
+# mask. Under 1F1B stage $k$ holds up to $\min(m, p - k)$ of these *stashes* at once (pipe03's
+# $p - k - 1$ warm-up forwards plus one; "p or fewer", Narayanan et al. 2021, §2.2.1), where $p$
+# is `num_stages` and $m$ is `num_microbatches`:
 
 # %%
 timeline = simulate(one_f_one_b(num_stages, num_microbatches), 1e-3, 2e-3)
@@ -102,8 +84,8 @@ plt.show()
 # %% [markdown]
 # Each bar is one stash, from its forward (blue) to its backward (orange). When B0 starts
 # (dotted), stage 0 holds four; the backward wants the oldest. A stack would hand it the newest,
-# F3's, and nothing would complain: the shapes match. On the MLP, with the course's `Stash`,
-# which keys by (stage, microbatch) and hands each value out once:
+# F3's, and nothing would complain: the shapes match. On the MLP, with the course's `Stash`
+# (keyed by stage and microbatch):
 
 # %%
 stage_rng = np.random.default_rng(STAGE_SEED)
@@ -114,38 +96,38 @@ for j in range(4):  # stage 0's first four forwards, before B0
 right = mlp_backward(params, held.get(0, 0), targets[0])
 wrong = mlp_backward(params, held.get(0, 3), targets[0])  # what a stack returns
 print(f"microbatch 3's state in microbatch 0's backward: no error, gradient off by "
-      f"{rel_error(wrong, right):.0%}")  # fmt: skip
+      f"{gradient_error(wrong, right):.0%}")  # fmt: skip
 
 # %% [markdown]
 # Order is not identity. Under interleaving (pipe04) one rank holds several stages, so
 # microbatch 3 of stage 0 and of stage 4 live side by side: key by microbatch alone and they
-# collide. A second `put` of a key, or a `get` of a key not held, is a schedule bug; `Stash`
-# raises `ValueError` and `KeyError` rather than return something.
+# collide. A second `put` of a key, or a `get` of a key not held, is a schedule bug: `Stash`
+# raises `ValueError` and `KeyError`.
 #
 # ## 2. Recomputation reruns the forward: its random draws and its side effects
 #
 # *Full recomputation* keeps only each microbatch's input and reruns the forward just before the
-# backward. The rerun draws dropout masks again. `stage_gradients` runs stage 0's order and
-# compares four ways to get the backward's state: stored; recomputed from the stage's generator
-# as it is at the backward (`advance`); from `default_rng(STAGE_SEED)` again (`reseed`); from
-# the generator state saved at the forward (`restore`):
+# backward, drawing dropout masks again. `stage_gradients` runs stage 0's order with the state
+# stored, or recomputed from the stage's generator as it is at the backward (`advance`), from
+# `default_rng(STAGE_SEED)` again (`reseed`), or from the generator state saved at the forward
+# (`restore`):
 
 # %%
 stored = stage_gradients(params, inputs, targets, stage0, STAGE_SEED, DROP_PROB)
 errors = {}
 for mode in ("advance", "reseed", "restore"):
     again = stage_gradients(params, inputs, targets, stage0, STAGE_SEED, DROP_PROB, mode=mode)
-    errors[mode] = [rel_error(again[j], stored[j]) for j in range(num_microbatches)]
+    errors[mode] = [gradient_error(again[j], stored[j]) for j in range(num_microbatches)]
 recompute_errors(errors)
 plt.show()
 
 # %% [markdown]
-# Fresh draws change every gradient, by roughly 20 to 90 %. Reseeding repairs microbatch 0 only:
+# Fresh draws change every gradient, by 20 to 90 %. Reseeding repairs microbatch 0 only:
 # its masks were the stream's first draws, the others' started further along. Restoring the
 # saved state gives bit-identical gradients. In numpy the state is a dict:
 # `state = g.bit_generator.state` before the forward, `g.bit_generator.state = state` before the
-# rerun. `torch.utils.checkpoint` does this by default (`preserve_rng_state=True`, PyTorch docs,
-# "torch.utils.checkpoint").
+# rerun. `torch.utils.checkpoint` does this by default (`preserve_rng_state=True`, PyTorch
+# docs).
 #
 # A rerun also repeats every side effect. A BatchNorm-style running mean,
 # $r \leftarrow (1 - \mu)\,r + \mu\,\bar{x}$ (momentum $\mu = 0.1$, `torch.nn.BatchNorm1d`'s
@@ -165,7 +147,8 @@ for mode in ("stored", "restore"):
 # ## 3. What each policy stashes, and what it adds to the step
 #
 # Korthikanti et al. (2022, "Reducing Activation Recomputation in Large Transformer Models",
-# Table 2) count the bytes one transformer layer stashes, 16-bit, no tensor parallelism:
+# Table 2, 16-bit; selective is its tensor-parallel row at $t = 1$) count the bytes one
+# transformer layer stashes:
 #
 # | recomputation | bytes per layer per microbatch | what the backward waits for, $t_r$ |
 # |---|---|---|
@@ -175,8 +158,8 @@ for mode in ("stored", "restore"):
 #
 # where $s$ is the sequence length, $b$ the micro-batch size, $h$ the hidden size and $a$ the
 # number of heads; $5as/h$ is the $a{\times}s{\times}s$ softmax output, dropout mask and dropout
-# output that selective recomputation reruns (QKᵀ, softmax, dropout, attention over V; §5).
-# Stage $k$ of $L$ layers stashes $\min(m, p - k)\cdot L$ times its row. For $h = 4096$,
+# output, which selective recomputation reruns (QKᵀ through attention over V; §5).
+# Stage $k$ stashes $\min(m, p - k)$ · `layers_per_stage` times its row. For $h = 4096$,
 # $a = 32$, $s = 2048$, $b = 1$, 8 layers per stage, against a 6 GiB budget:
 
 # %%
@@ -196,7 +179,7 @@ plt.show()
 # $$T = (m + p - 1)\,(t_f + t_b + t_r).$$
 #
 # At an assumed 400 TFLOP/s (synthetic; matmul FLOPs $24bsh^2 + 4bs^2h$ per layer forward,
-# $4bs^2h$ of it the core, `layer_forward_times`) and $t_b = 2t_f$:
+# $4bs^2h$ of it the core, Korthikanti et al. App. A; `layer_forward_times`) and $t_b = 2t_f$:
 
 # %%
 t_layer, t_core = layer_forward_times(2048, 1, 4096, 400e12)
@@ -208,17 +191,15 @@ for policy in ("none", "selective", "full"):
     print(f"{policy:>9}: step {step * 1e3:6.1f} ms (simulate: {run.makespan * 1e3:6.1f} ms)")
 
 # %% [markdown]
-# Full recomputation adds a forward to every backward: $t_f$ on top of $3t_f$, 33 %, the ratio
-# of Megatron-LM's FLOP counts with and without it (Narayanan et al. 2021, Eq. 3: $96$ against
-# $72\,Bslh^2$). Selective adds 2.6 % here and removes 70 % of the bytes.
+# Full recomputation adds $t_f$ to every $3t_f$: 33 %. Selective adds 2.6 % here and removes
+# 70 % of the bytes. These are FLOP counts; GPUs measure more (Going further).
 #
 # ## 4. Under a budget, choose per layer what to recompute
 #
-# Neither uniform policy fits stage 0 well: selective needs 8.5 GiB, full wastes 33 %. Mixing is
-# allowed, layer by layer; the best plan minimises the summed $t_r$ with bytes within budget. It
-# is a knapsack: the layer that saves the most bytes per second recomputed can be the wrong
-# first pick, so search exactly. `best_recompute_plan` keeps the Pareto frontier of partial
-# plans:
+# Neither uniform policy suits stage 0: selective needs 8.5 GiB, full costs 33 %. Mix per layer:
+# the best plan minimises the summed $t_r$ within the budget. It is a knapsack, where the layer
+# saving the most bytes per second recomputed can be the wrong first pick, so search exactly;
+# `best_recompute_plan` keeps the Pareto frontier of partial plans:
 
 # %%
 options = [layer_options(2048, 1, 4096, 32, t_layer, t_core)] * 8  # (bytes, t_r): none, sel, full
@@ -232,12 +213,11 @@ print(f"plan {plan} (0 none, 1 selective, 2 full): {4 * plan_bytes / GiB:.2f} Gi
 #
 # ## Explore
 #
-# Every grey point is a plan for an 8-layer stage; the staircase is the frontier; the star is
-# the best plan within the budget. Try:
+# Grey points are an 8-layer stage's plans, the staircase their frontier, the star the best
+# plan within the budget. Try:
 # - At $s = 2048$, 4 in flight, drag the budget from 30 to 1 GiB: the star stays under 3 % down
 #   to all-selective (8.5 GiB), then climbs one full layer at a time.
-# - Set $s = 16384$: $5as/h = 640$, so selective saves 95 % of the bytes, and its rerun costs
-#   more (13 %).
+# - Set $s = 16384$: $5as/h = 640$, so selective saves 95 % of the bytes; its rerun costs 13 %.
 
 # %%
 remat_explorer()
@@ -245,13 +225,13 @@ remat_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: visible checks
-# give quick feedback; hidden tests check more cases when the notebook is graded. While a grade
-# cell calls your function, the course's routines that answer it are disabled.
+# Answer in the cells marked `YOUR CODE HERE` and run the grade cell below each; hidden tests
+# check more cases at grading. While a grade cell runs your function, the course's routines that
+# answer it are disabled.
 #
 # ### Exercise 1 — Stashed bytes and extra time (3 points)
 #
-# (a) Write `stash_bytes(policy, stage, num_stages, num_microbatches, layers, seq_len,
+# (a) Write `stash_bytes(policy, stage, num_stages, num_microbatches, layers_per_stage, seq_len,
 # micro_batch, hidden, num_heads)`: the peak bytes stage `stage` stashes under 1F1B with
 # `policy` `"none"`, `"selective"` or `"full"` (section 3's table), as a float.
 #
@@ -261,42 +241,50 @@ remat_explorer()
 
 
 # %% nbgrader={"grade": false, "grade_id": "stash_bytes_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def stash_bytes(policy, stage, num_stages, num_microbatches, layers, seq_len, micro_batch,
-                hidden, num_heads):  # fmt: skip
+def stash_bytes(policy, stage, num_stages, num_microbatches, layers_per_stage, seq_len,
+                micro_batch, hidden, num_heads):  # fmt: skip
     """Peak stashed bytes on a 1F1B stage under a recomputation policy (Table 2 rows)."""
     ### BEGIN SOLUTION
     s, b, h, a = seq_len, micro_batch, hidden, num_heads
     per_layer = {"none": s * b * h * (34 + 5 * a * s / h), "selective": 34 * s * b * h,
                  "full": 2 * s * b * h}[policy]  # fmt: skip
-    return float(min(num_microbatches, num_stages - stage) * layers * per_layer)
+    return float(min(num_microbatches, num_stages - stage) * layers_per_stage * per_layer)
     ### END SOLUTION
 
 
 # %% nbgrader={"grade": true, "grade_id": "stash_bytes_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 1a: stash_bytes(...), peak stashed bytes on a 1F1B stage (a float)."""
+import course_lib.memory as course_memory
+
 no_delegation = [
     (course_memory, "activation_bytes_per_layer"),
     (course_stash, "stage_stash_bytes"),
     (course_stash, "layer_options"),
 ]
 with forbid(*no_delegation, exercise="Exercise 1a"):
-    small = stash_bytes("selective", 1, 4, 8, 6, 1024, 2, 2048, 16)
+    small = stash_bytes("selective", 2, 5, 8, 6, 1024, 2, 2048, 16)
 sbh_ = 1024 * 2 * 2048
+visible_mistakes = [
+    (3 * 6 * sbh_ * (34 + 5 * 16 * 1024 / 2048), "the no-recomputation row, 34 + 5as/h"),
+    (8 * 6 * 34 * sbh_, "m microbatches in flight (GPipe's), not min(m, p − stage)"),
+    (5 * 6 * 34 * sbh_, "p in flight on every stage: that is stage 0's count; stage k holds "
+     "min(m, p − k)"),
+    (4 * 6 * 34 * sbh_, "min(m, p − stage + 1): stages are numbered from 0"),
+    (2 * 6 * 34 * sbh_, "p − stage − 1 in flight: the warm-up forwards, without the one more"),
+    (3 * 34 * sbh_, "one layer, not the stage's layers"),
+    (3 * 6 / 5 * 34 * sbh_, "layers_per_stage divided by p: it already is the stage's count"),
+    (3 * 6 * 36 * sbh_, "dropout masks at 2 bytes: Table 2 counts them at 1"),
+    (2 * 3 * 6 * 34 * sbh_, "4-byte activations: Table 2 counts 16-bit ones"),
+    (3 * 6 * 34 * sbh_ / GiB, "GiB: the answer is in bytes"),
+]  # fmt: skip
 check_float(
-    "stash_bytes('selective', 1, 4, 8, 6, 1024, 2, 2048, 16)",
+    "stash_bytes('selective', 2, 5, 8, 6, 1024, 2, 2048, 16)",
     small,
     3 * 6 * 34 * sbh_,
-    known_wrong={
-        3 * 6 * sbh_ * (34 + 5 * 16 * 1024 / 2048): "the no-recomputation row, 34 + 5as/h",
-        8 * 6 * 34 * sbh_: "m microbatches in flight (GPipe's), not min(m, p − stage)",
-        2 * 6 * 34 * sbh_: "p − stage − 1 in flight: the warm-up forwards, without the one more",
-        3 * 34 * sbh_: "one layer, not the stage's layers",
-        2 * 3 * 6 * 34 * sbh_: "4-byte activations: Table 2 counts 16-bit ones",
-        3 * 6 * 34 * sbh_ / GiB: "GiB: the answer is in bytes",
-    },
+    known_wrong=distinct_hints(visible_mistakes, 3 * 6 * 34 * sbh_, rtol=1e-6),
 )
 ### BEGIN HIDDEN TESTS
-bytes_cases = [  # (policy, stage, p, m, layers, s, b, h, a)
+bytes_cases = [  # (policy, stage, p, m, layers_per_stage, s, b, h, a)
     ("none", 0, 4, 8, 8, 2048, 1, 4096, 32),
     ("none", 2, 8, 3, 4, 4096, 1, 5120, 40),
     ("selective", 0, 6, 2, 5, 2048, 4, 3072, 24),
@@ -304,32 +292,46 @@ bytes_cases = [  # (policy, stage, p, m, layers, s, b, h, a)
     ("full", 0, 2, 16, 12, 8192, 1, 8192, 64),
     ("none", 3, 4, 16, 2, 1024, 8, 1024, 16),
     ("selective", 5, 8, 32, 3, 2048, 2, 6144, 48),
+    ("full", 2, 6, 16, 4, 2048, 1, 4096, 32),
 ]
 with forbid(*no_delegation, exercise="Exercise 1a (hidden cases)"):
     bytes_got = [stash_bytes(*case) for case in bytes_cases]
 for case, got in zip(bytes_cases, bytes_got, strict=True):
-    policy_, s_, p_, m_, layers_, seq_, b_, h_, a_ = case
+    policy_, k_, p_, m_, layers_, seq_, b_, h_, a_ = case
     sbh = seq_ * b_ * h_
     row = {"none": sbh * (34 + 5 * a_ * seq_ / h_), "selective": 34 * sbh, "full": 2 * sbh}
-    flight = min(m_, p_ - s_)
+    two_byte_masks = {"none": sbh * (36 + 6 * a_ * seq_ / h_), "selective": 36 * sbh,
+                      "full": 2 * sbh}  # fmt: skip
+    flight = min(m_, p_ - k_)
     expected = flight * layers_ * row[policy_]
     wrong = [
         (flight * layers_ * row["none"], "the no-recomputation row, 34 + 5as/h"),
         (flight * layers_ * row["selective"], "the selective row, 34·sbh"),
         (0.0, "nothing stashed under full recomputation: the layer input, 2·sbh, stays"),
         (m_ * layers_ * row[policy_], "m microbatches in flight (GPipe's), not min(m, p − stage)"),
-        ((p_ - s_) * layers_ * row[policy_], "p − stage in flight without the min(m, ·)"),
+        (min(m_, p_) * layers_ * row[policy_], "p in flight on every stage: that is stage 0's "
+         "count; stage k holds min(m, p − k)"),
+        (min(m_, p_ - k_ + 1) * layers_ * row[policy_], "min(m, p − stage + 1): stages are "
+         "numbered from 0"),
+        ((p_ - k_) * layers_ * row[policy_], "p − stage in flight without the min(m, ·)"),
         (max(flight - 1, 0) * layers_ * row[policy_], "one microbatch fewer in flight"),
         (flight * row[policy_], "one layer, not the stage's layers"),
+        (flight * layers_ / p_ * row[policy_], "layers_per_stage divided by p: it already is the "
+         "stage's count"),
+        (flight * layers_ * two_byte_masks[policy_], "dropout masks at 2 bytes: Table 2 counts "
+         "them at 1"),
         (2 * expected, "4-byte activations: Table 2 counts 16-bit ones"),
         (8 * expected, "bits, not bytes"),
-    ]
+    ]  # fmt: skip
+    if policy_ == "full":
+        wrong.append((expected + row["none"], "the stash plus the working set of the layer being "
+                      "recomputed: a transient, not a stash"))  # fmt: skip
     check_float(
         f"stash_bytes{case}",
         got,
         expected,
         unit="bytes",
-        known_wrong=distinct_hints(wrong, expected),
+        known_wrong=distinct_hints(wrong, expected, rtol=1e-6),
     )
 ### END HIDDEN TESTS
 passed("Exercise 1a")
@@ -347,11 +349,25 @@ def recompute_extra_time(policy, num_stages, num_microbatches, forward_time, bac
 
 # %% nbgrader={"grade": true, "grade_id": "extra_time_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 """Exercise 1b: recompute_extra_time(...), extra seconds per balanced 1F1B step (a float)."""
-no_delegation = [
+import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.accumulation as course_accumulation
+import course_lib.pipeline.formulas as course_formulas
+import course_lib.pipeline.interleaving as course_interleaving
+import course_lib.pipeline.p2p as course_p2p
+
+no_delegation = [  # this lesson's step time and every makespan or bubble routine of the course
     (course_stash, "recompute_step_time"),
     (course_stash, "recompute_time"),
     (course_pipeline, "simulate"),
-    (course_pipeline, "fill_drain_makespan"),
+    (course_p2p, "simulate_p2p"),
+    (course_formulas, "fill_drain_makespan"),
+    (course_formulas, "fill_drain_overhead"),
+    (course_formulas, "fill_drain_idle_fraction"),
+    (course_formulas, "interleaved_overhead"),
+    (course_formulas, "zero_bubble_h1_bubble"),
+    (course_interleaving, "interleaved_makespan"),
+    (course_interleaving, "step_times"),
+    (course_accumulation, "step_times"),
 ]
 with forbid(*no_delegation, exercise="Exercise 1b"):
     full_case = recompute_extra_time("full", 4, 8, 10e-3, 20e-3, 1e-3)
@@ -363,6 +379,8 @@ check_float(
     known_wrong={
         0.08: "m·t_f: the added work, but the rerun lengthens every slot of the critical path, "
         "m + p − 1 of them",
+        0.12: "m + p slots: a step of m microbatches on p stages has m + p − 1",
+        0.10: "m + p − 2 slots: a step of m microbatches on p stages has m + p − 1",
         0.33: "a forward and a backward again: recomputation reruns only the forward",
         0.011: "the attention core's forward: full recomputation reruns the whole forward",
         1 / 3: "the fraction of the step, not seconds",
@@ -388,6 +406,8 @@ for case, got in zip(time_cases, time_got, strict=True):
     slots = m_ + p_ - 1
     wrong = [
         (m_ * t_r_, "m·t_r: the added work, not the m + p − 1 critical-path slots"),
+        ((m_ + p_) * t_r_, "m + p slots: the step has m + p − 1"),
+        ((m_ + p_ - 2) * t_r_, "m + p − 2 slots: the step has m + p − 1"),
         (slots * (t_r_ + tb_), "a forward and a backward again: only the forward reruns"),
         (slots * (tf_ + tb_ + t_r_), "the whole step, not its extra time"),
         (t_r_ / (tf_ + tb_), "the fraction of the step, not seconds"),
@@ -404,7 +424,7 @@ for case, got in zip(time_cases, time_got, strict=True):
         got,
         slots * t_r_,
         unit="s",
-        known_wrong=distinct_hints(wrong, slots * t_r_),
+        known_wrong=distinct_hints(wrong, slots * t_r_, rtol=1e-6),
     )
 ### END HIDDEN TESTS
 passed("Exercise 1b")
@@ -413,11 +433,10 @@ passed("Exercise 1b")
 # ### Exercise 2 — A stash keyed by identity (2 points)
 #
 # Write `replay_stash(operations)`. Each operation is `("put", stage, microbatch, value)` or
-# `("get", stage, microbatch)`; return the list of the values the gets return, in order. A get
+# `("get", stage, microbatch)`; return the values the gets return, as a list in order. A get
 # returns the value put under the same (stage, microbatch) and removes it. A get of a key not
 # held raises `KeyError`; a put of a key already held raises `ValueError`. The hidden tests
 # include two stages on one rank, backwards out of forward order, and a second get of a key.
-# The course's `Stash` is disabled while your function runs.
 
 
 # %% nbgrader={"grade": false, "grade_id": "stash_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -527,8 +546,7 @@ passed("Exercise 2")
 # `recompute_gradient(params, saved, target, drop_prob)`: rerun the forward with
 # `mlp_forward` and return `mlp_backward`'s gradient, a dict of arrays. It must equal the stored
 # gradient (to 12 digits: the same operations give bit-identical results). The hidden tests use
-# other microbatches, stages, seeds and dropout rates. `stage_gradients` is disabled while your
-# function runs.
+# other microbatches, stages, seeds and dropout rates.
 
 
 # %% nbgrader={"grade": false, "grade_id": "recompute_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -548,7 +566,7 @@ no_delegation = [(course_stash, "stage_gradients")]
 
 
 def stashed_forwards(seed, xs, drop):
-    """(saved entries, stored gradients) of forwards run in order from default_rng(seed)."""
+    """(saved entries, forward caches) of forwards run in order from default_rng(seed)."""
     g = np.random.default_rng(seed)
     entries, caches = [], []
     for x in xs:
@@ -557,26 +575,42 @@ def stashed_forwards(seed, xs, drop):
     return entries, caches
 
 
+def same_gradient(grads, reference):
+    """Every parameter's array has the reference's shape and values, to 12 digits."""
+    return all(
+        np.shape(grads.get(k)) == reference[k].shape
+        and np.allclose(grads[k], reference[k], rtol=1e-12, atol=1e-15)
+        for k in PARAM_NAMES
+    )
+
+
 entries_, caches_ = stashed_forwards(STAGE_SEED, inputs[:2], DROP_PROB)
 with forbid(*no_delegation, exercise="Exercise 3"):
     got_ = [recompute_gradient(params, e, targets[j], DROP_PROB) for j, e in enumerate(entries_)]
 reseed_cache_ = mlp_forward(params, inputs[1], np.random.default_rng(STAGE_SEED), DROP_PROB)[1]
 reseeded_ = mlp_backward(params, reseed_cache_, targets[1])
+masks_ = {
+    "the forward's": "the masks the forward drew",
+    "reseeded": "default_rng(STAGE_SEED) again: it replays microbatch 0's draws, not microbatch "
+    "1's, which started further along the stream",
+    "no dropout": "the rerun without dropout: the forward dropped units with drop_prob",
+    "other": "other masks than the forward's: a generator not set to saved['rng_state'] (a fresh "
+    "one, or one that drew before the rerun) draws different ones",
+}
 for j in range(2):  # microbatch 1's draws start where microbatch 0's ended
     check_type(f"recompute_gradient(..., microbatch {j})", got_[j], dict)
-    if j == 1:
-        looks = "other"
-        if all(np.shape(got_[1].get(k)) == reseeded_[k].shape for k in PARAM_NAMES) and all(
-            np.allclose(got_[1][k], reseeded_[k]) for k in PARAM_NAMES
-        ):
-            looks = "reseeded"
-        why = "default_rng(STAGE_SEED) again: it replays microbatch 0's draws, not microbatch 1's"
-        check_choice("microbatch 1's recomputed gradient", looks, "other",
-                     {"other": "not a reseeded generator's", "reseeded": why})  # fmt: skip
-    stored_ = mlp_backward(params, caches_[j], targets[j])
-    for k in PARAM_NAMES:
-        check_array(f"recompute_gradient(microbatch {j})[{k!r}]", got_[j].get(k), stored_[k],
-                    rtol=1e-12, atol=1e-15)  # fmt: skip
+    undropped_ = mlp_forward(params, inputs[j], np.random.default_rng(0), 0.0)[1]
+    looks = "other"
+    if same_gradient(got_[j], mlp_backward(params, caches_[j], targets[j])):
+        looks = "the forward's"
+    elif j == 1 and same_gradient(got_[1], reseeded_):
+        looks = "reseeded"
+    elif same_gradient(got_[j], mlp_backward(params, undropped_, targets[j])):
+        looks = "no dropout"
+    check_choice(f"recompute_gradient(microbatch {j}): the masks", looks, "the forward's", masks_)
+    for k in PARAM_NAMES:  # numpy arrays, as mlp_backward returns them
+        check_array(f"recompute_gradient(microbatch {j})[{k!r}]", got_[j].get(k),
+                    mlp_backward(params, caches_[j], targets[j])[k], rtol=1e-12, atol=1e-15)  # fmt: skip
 ### BEGIN HIDDEN TESTS
 hidden_rng = np.random.default_rng(77)
 runs = [  # (seed, drop_prob, microbatches)
@@ -599,82 +633,14 @@ for seed, drop, xs in runs:
 passed("Exercise 3")
 
 # %% [markdown]
-# ### Exercise 4 — Count the side effects (1 point)
-#
-# A stage runs `actions`, a list of `("F", j)` and `("B", j)` in order. Every forward run updates
-# a running mean $r \leftarrow (1 - \mu)\,r + \mu\,\bar{x}_j$ with `batch_means[j]`; with
-# `recompute=True` each `("B", j)` first reruns microbatch $j$'s forward. Write
-# `running_mean_after_step(actions, batch_means, momentum, recompute)`: the running mean after the
-# step, starting from 0.0, as a float.
-
-
-# %% nbgrader={"grade": false, "grade_id": "side_effects_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def running_mean_after_step(actions, batch_means, momentum, recompute):
-    """Running mean after a stage's actions, each forward run (recomputations too) updating it."""
-    ### BEGIN SOLUTION
-    r = 0.0
-    for kind, j in actions:
-        if kind == "F" or recompute:  # a recomputed forward updates it again, at the backward
-            r = (1 - momentum) * r + momentum * batch_means[j]
-    return float(r)
-    ### END SOLUTION
-
-
-# %% nbgrader={"grade": true, "grade_id": "side_effects_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 4: running_mean_after_step(actions, batch_means, momentum, recompute), a float."""
-no_delegation = [(course_stash, "running_mean_after"), (course_stash, "stage_gradients")]
-
-
-def mean_variants(order, means, mu):
-    """(the answer with recomputation, [(value, mistake)] for the mistakes to tell apart)."""
-    twice_at_f = 0.0
-    for kind, j in order:
-        if kind == "F":
-            for _ in range(2):
-                twice_at_f = (1 - mu) * twice_at_f + mu * means[j]
-    return running_mean_after(order, means, mu, True), [
-        (running_mean_after(order, means, mu, False), "each forward counted once: the "
-         "recomputation updates it again"),
-        (twice_at_f, "both updates at the forward: the rerun happens at the backward, later"),
-        (running_mean_after(order, means, 1 - mu, True), "momentum weighing the old value"),
-        (float(np.mean(means)), "the mean of the batch means"),
-    ]  # fmt: skip
-
-
-order_ = [(a.kind, a.microbatch) for a in one_f_one_b(3, 4).actions[1]]
-with forbid(*no_delegation, exercise="Exercise 4"):
-    got_ = running_mean_after_step(order_, [1.0, 2.0, 4.0, 8.0], 0.1, True)
-expected_, mistakes_ = mean_variants(order_, [1.0, 2.0, 4.0, 8.0], 0.1)
-check_float("running_mean_after_step(stage 1 of 1F1B(3, 4), [1, 2, 4, 8], 0.1, True)", got_,
-            expected_, rtol=1e-9, known_wrong=distinct_hints(mistakes_, expected_))  # fmt: skip
-### BEGIN HIDDEN TESTS
-side_cases = [  # (p, m, stage, means, momentum, recompute)
-    (4, 8, 0, [0.5, 1.5, 0.7, 2.2, 1.1, 0.3, 1.9, 0.8], 0.1, True),
-    (4, 8, 2, [0.5, 1.5, 0.7, 2.2, 1.1, 0.3, 1.9, 0.8], 0.3, True),
-    (4, 8, 0, [0.5, 1.5, 0.7, 2.2, 1.1, 0.3, 1.9, 0.8], 0.1, False),
-    (2, 5, 0, [3.0, -1.0, 2.0, 0.0, 5.0], 0.25, True),
-    (5, 3, 1, [1.0, 10.0, 100.0], 0.1, True),
-]
-for p_, m_, s_, means_, mu_, rec_ in side_cases:
-    order_ = [(a.kind, a.microbatch) for a in one_f_one_b(p_, m_).actions[s_]]
-    with forbid(*no_delegation, exercise="Exercise 4 (hidden cases)"):
-        got_ = running_mean_after_step(order_, means_, mu_, rec_)
-    expected_ = running_mean_after(order_, means_, mu_, rec_)
-    mistakes_ = mean_variants(order_, means_, mu_)[1] if rec_ else []
-    check_float(f"running_mean_after_step(1F1B({p_}, {m_}) stage {s_}, recompute={rec_})", got_,
-                expected_, rtol=1e-9, known_wrong=distinct_hints(mistakes_, expected_))  # fmt: skip
-### END HIDDEN TESTS
-passed("Exercise 4")
-
-# %% [markdown]
-# ### Exercise 5 — The best checkpoint set under a budget (2 points)
+# ### Exercise 4 — The best checkpoint set under a budget (2 points)
 #
 # Each layer $i$ of a stage either keeps its activations (`keep_bytes[i]`) or is recomputed:
 # it then keeps only its input (`input_bytes[i]`) and costs `recompute_times[i]` seconds. Write
 # `best_checkpoints(keep_bytes, input_bytes, recompute_times, budget)`: the tuple of layers to
 # recompute (0-based) whose total recompute time is least among the sets whose bytes are at
-# most `budget`. Layer counts stay small (up to 10): an exhaustive search is fine. The hidden
-# tests include a budget met exactly and one that needs no recomputation (synthetic stages).
+# most `budget`. Up to 10 layers: an exhaustive search is fine. The hidden tests include a
+# budget met exactly and one that needs no recomputation.
 
 
 # %% nbgrader={"grade": false, "grade_id": "checkpoints_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -694,7 +660,7 @@ def best_checkpoints(keep_bytes, input_bytes, recompute_times, budget):
 
 
 # %% nbgrader={"grade": true, "grade_id": "checkpoints_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 5: best_checkpoints(keep_bytes, input_bytes, recompute_times, budget) -> layers."""
+"""Exercise 4: best_checkpoints(keep_bytes, input_bytes, recompute_times, budget) -> layers."""
 no_delegation = [(course_stash, "best_recompute_plan"), (course_stash, "recompute_frontier")]
 MiB_ = 2**20
 
@@ -702,11 +668,15 @@ MiB_ = 2**20
 def judge(name, got, keep, inputs_, times, budget, hints):
     """The chosen set is distinct valid layers, fits the budget, and is as fast as the best."""
     check_type(name, got, tuple, list, set, frozenset)
-    layers_ = sorted(got)
-    check_names(f"{name}, as layer numbers", [str(i) for i in layers_],
-                [str(i) for i in range(len(keep)) if i in set(layers_)], ordered=True)  # fmt: skip
+    n, layers_ = len(keep), list(got)
+    for i in layers_:
+        check_type(f"{name}: layer {i!r}", i, int, np.int64, np.int32)
+        check_range(f"{name}: layer {i}", i, 0, n - 1, what=f"this stage's layers are 0 to "
+                    f"{n - 1}; numbered from 1, the last one is out of range")  # fmt: skip
+    for i in sorted(set(layers_)):
+        check_int(f"{name}: how often layer {i} is listed", layers_.count(i), 1)
     options_ = [[(k, 0.0), (c, t)] for k, c, t in zip(keep, inputs_, times, strict=True)]
-    nbytes, seconds = plan_cost(options_, [int(i in set(layers_)) for i in range(len(keep))])
+    nbytes, seconds = plan_cost(options_, [int(i in set(layers_)) for i in range(n)])
     check_range(f"bytes kept by {name}", nbytes, 0, budget, what="over the budget")
     best = plan_cost(options_, course_stash.best_recompute_plan(options_, budget))[1]
     check_float(f"recompute time of {name}", seconds, best, unit="s", known_wrong=hints)
@@ -714,7 +684,7 @@ def judge(name, got, keep, inputs_, times, budget, hints):
 
 visible_ = ([950 * MiB_, 550 * MiB_, 550 * MiB_], [50 * MiB_] * 3, [4.5e-3, 3.0e-3, 3.0e-3],
             1060 * MiB_)  # fmt: skip
-with forbid(*no_delegation, exercise="Exercise 5"):
+with forbid(*no_delegation, exercise="Exercise 4"):
     got_ = best_checkpoints(*visible_)
 judge("best_checkpoints(3 layers)", got_, *visible_,
       {7.5e-3: "layer 0, the biggest saving and the most bytes per second, and one more: a "
@@ -736,14 +706,14 @@ mib = [  # (keep MiB, input MiB, recompute ms, budget MiB), synthetic stages
 for keep_mib, input_mib, ms_, budget_mib in mib:
     case = ([k * MiB_ for k in keep_mib], [c * MiB_ for c in input_mib],
             [t * 1e-3 for t in ms_], budget_mib * MiB_)  # fmt: skip
-    with forbid(*no_delegation, exercise="Exercise 5 (hidden cases)"):
+    with forbid(*no_delegation, exercise="Exercise 4 (hidden cases)"):
         got_ = best_checkpoints(*case)
     judge(f"best_checkpoints({len(keep_mib)} layers, budget {budget_mib} MiB)", got_, *case, {})
 ### END HIDDEN TESTS
-passed("Exercise 5")
+passed("Exercise 4")
 
 # %% [markdown]
-# ### Exercise 6 — Explained answer: the run that checkpointing changed (2 points, graded by hand)
+# ### Exercise 5 — Explained answer: the run that checkpointing changed (2 points, graded by hand)
 #
 # A colleague wraps each stage's layers in a hand-written checkpoint function that stashes only
 # the input. With the same seeds, the training loss now drifts from the run without it, and the
@@ -752,14 +722,14 @@ passed("Exercise 5")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_checkpoint_drift", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). First, the rerun draws new dropout
-# masks: each recomputed gradient differs from the stored one (by roughly 20 to 90 % in section 2), so
-# training drifts. Confirm by computing one microbatch's gradient with stored activations and
-# with the checkpoint and comparing them bit for bit; fix it by saving the generator state
-# before each forward and restoring it before the rerun (`preserve_rng_state=True` in
-# `torch.utils.checkpoint`), keyed by (stage, microbatch). Second, BatchNorm-style running
+# masks, so each recomputed gradient differs from the stored one (by 20 to 90 % in section 2).
+# Confirm by comparing one microbatch's gradient with stored activations and with the
+# checkpoint, bit for bit; fix it by saving the generator state before each forward and
+# restoring it before the rerun (`preserve_rng_state=True` in `torch.utils.checkpoint`).
+# Second, BatchNorm-style running
 # statistics update at every forward run: `num_batches_tracked` reads $2m$ (16 instead of 8) and
-# the running mean is weighted toward the recomputed order, which evaluation uses. Confirm by
-# reading the counter after one step; fix it by skipping the statistics update during the rerun.
+# the running mean, which evaluation uses, changes. Confirm by reading the counter after one
+# step; fix it by skipping the statistics update during the rerun.
 #
 # Rubric: 1 point for the random state (a confirming comparison and save/restore); 1 point for
 # the doubled side effects (the counter as evidence and a fix that skips the second update).
@@ -767,11 +737,10 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Takeaways
 #
-# - A stash is identity-bearing: key it by (stage, microbatch), hand each entry out once, and
-#   raise on a missing or repeated key.
-# - A recomputed forward must replay the saved random state; reseeding happens to work only for
-#   the stream's first draws.
-# - Recomputation repeats side effects: count forward *runs*, not microbatches.
+# - A stash is identity-bearing: key it by (stage, microbatch) and raise on a missing or
+#   repeated key.
+# - A recomputed forward must replay the saved random state, and it repeats every side effect:
+#   count forward *runs*, not microbatches.
 # - Bytes per layer: $sbh(34 + 5as/h)$, $34sbh$, $2sbh$; the rerun's $t_r$ sits on all
 #   $m + p - 1$ slots. Under a budget, search per layer exactly.
 # - The trap: a wrong stash or a fresh random draw raises no error — the gradient is just
@@ -780,21 +749,29 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Going further (optional, ungraded)
 #
-# - Korthikanti et al. (2022, §5) report 2.7 % (GPT-3 175B) and 1.6 % (MT-NLG 530B) more FLOPs
-#   for selective recomputation. Both equal $\frac{s/6h}{1 + s/6h + V/12lh}$ ($V$ the vocabulary,
-#   $l$ the layers): the whole attention term of Megatron-LM's FLOP count (Narayanan et al. 2021,
-#   Eq. 3) once more — three times the forward-only rerun this lesson charges ($4bs^2h$ per
-#   layer, 0.9 % for GPT-3).
-# - The usual BatchNorm fix for checkpointing, momentum $1 - \sqrt{1 - \mu}$ for both updates,
-#   assumes they are consecutive. In a 1F1B stage other microbatches' forwards run between F j
-#   and its rerun, so the weights still differ; fairscale's `patch_batchnorm` lets only one of
-#   the two runs update the statistics instead.
+# - Korthikanti et al. (2022, §5, App. A) report 2.7 % (GPT-3 175B) and 1.6 % (MT-NLG 530B) more
+#   FLOPs for selective recomputation. Their App. A says the rerun is the forward's QKᵀ and
+#   attention over V ($2Bs^2h$ each: this lesson's $4bs^2h$ per layer), yet their Eq. 8 adds
+#   $s/6h$ to Eq. 7's $72BLsh^2(1 + s/6h + v/12hL)$, which is $12Bs^2h$ per layer, three times as
+#   much. 2.7 % and 1.6 % follow Eq. 8; the forward-only count gives 0.9 % and 0.5 %.
+# - Full recomputation's 33 % is also the ratio of two FLOP counts: Narayanan et al. (2021,
+#   Eq. 3, $96Bslh^2$, with recomputation) against Korthikanti et al. (2022, Eq. 7, $72$,
+#   without). GPUs measure more (Korthikanti et al., Table 4, one layer of a 22B model): +39 %
+#   for full recomputation, the excess lost all-reduce overlap in the backward, and +7 % for
+#   selective (+4 % with sequence parallelism), well above its FLOP share: softmax and dropout do
+#   few FLOPs per byte (§5).
+# - Giving both updates momentum $\mu' = 1 - \sqrt{1 - \mu}$ (pytorch-pfn-extras PR #117) leaves
+#   $(1 - \mu)r + \mu\bar{x}$ after two *consecutive* updates with the same $\bar{x}$, since
+#   $(1 - \mu')^2 = 1 - \mu$. In a 1F1B stage other microbatches' forwards run between F j and its
+#   rerun, so the weights still differ; fairscale's `patch_batchnorm` lets only one of the two
+#   runs update the statistics instead.
 # - `torch.utils.checkpoint` saves the CPU state and that of one other device type; its docs
 #   warn that randomness on further devices may give incorrect gradients.
 # - FlashAttention (Dao et al. 2022) never stores the $s \times s$ matrix and recomputes it in
 #   the backward: selective recomputation built into the kernel, with the softmax statistics as
 #   its stash.
-# - The rerun need not wait for the gradient: GPipe notes that it "can be scheduled earlier"
-#   (Huang et al. 2019, §2.3), which can take it off the critical path.
+# - The rerun need not wait for the gradient: GPipe's recomputation "can be scheduled earlier,
+#   without waiting for the gradients from earlier layers" (Huang et al. 2019, §2.3), which can
+#   take it off the critical path.
 # - While a layer is recomputed its whole working set is live again: the peak is the stash plus
 #   one layer's $sbh(34 + 5as/h)$, not the stash alone.

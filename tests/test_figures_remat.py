@@ -50,6 +50,8 @@ def test_first_backward_marks_what_is_held_and_what_it_takes(make, p, m, stage):
     assert f"{len(held)} held" in label
     assert f"takes mb {first.microbatch}'s" in label and f"(mb {held.max()}'s)" in label
     assert len(held) == run.peak_in_flight[stage]  # 1F1B and GPipe peak at the first backward
+    assert ax.get_title(loc="left").endswith("after each bar: how long it is held")
+    assert ax.get_title(loc="left").startswith(f"run, stage {stage}")  # lifetime_bars' title kept
 
 
 def test_first_backward_refuses_a_stage_without_backwards():
@@ -108,6 +110,9 @@ def test_frontier_plot_and_update_move_every_artist():
     assert g["budget"].get_xdata()[0] == pytest.approx(0.5)
     assert ax.get_xlim()[0] == pytest.approx(2 / 1.6)  # the bytes axis spans the plans
     assert np.allclose(g["policy:none"].get_offsets(), [[4, 0]])
+    label = g["label:full"]  # beside its point, above the star (which may sit on the same plan)
+    assert label.xy == (1.0, 20.0) and label.get_zorder() > g["chosen"].get_zorder()
+    assert label.xyann[0] >= 10  # points to the right: clear of the star's 220-pt² marker
 
 
 def test_plan_counts():

@@ -34,7 +34,8 @@ GIB = 2.0**30
 def mark_first_backward(ax: Axes, timeline: Timeline, stage: int = 0) -> Axes:
     """On pipe03's :func:`course_lib.figures.one_f_one_b.lifetime_bars` panel of ``stage``: a
     dotted line where the stage's first backward starts (gid ``first_backward``), with which
-    stash it takes — its own, the oldest — and which one a stack would hand it, the newest (pipe05).
+    stash it takes — its own, the oldest — and which one a stack would hand it, the newest; the
+    title says what the number after each bar is, how long that stash is held (pipe05).
     """
     events = timeline.events
     mine = events[(events["stage"] == stage) & (events["kind"] == "B")]
@@ -50,6 +51,7 @@ def mark_first_backward(ax: Axes, timeline: Timeline, stage: int = 0) -> Axes:
         t0, -0.95, f" B{j0} starts, {len(held)} held: it takes mb {j0}'s, not the newest "
         f"(mb {held[-1]}'s)", ha="left", va="center", fontsize=9, gid="first_backward_label",
     )  # fmt: skip
+    ax.set_title(f"{ax.get_title(loc='left')}; after each bar: how long it is held", loc="left")
     return ax
 
 
@@ -162,8 +164,8 @@ def frontier_plot(
     for name in labels or {}:
         colour = POLICY_COLOURS.get(name, "black")
         ax.scatter([], [], s=50, color=colour, zorder=4, gid=f"policy:{name}")
-        ax.annotate(f"all {name}", (1.0, 0.0), xytext=(6, 4), textcoords="offset points",
-                    fontsize=9, color=colour, gid=f"label:{name}")  # fmt: skip
+        ax.annotate(f"all {name}", (1.0, 0.0), xytext=(10, 5), textcoords="offset points",
+                    fontsize=9, color=colour, zorder=6, gid=f"label:{name}")  # fmt: skip
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: f"{x:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())

@@ -19,12 +19,15 @@ generator state saved when the forward ran (``"restore"``, what ``torch.utils.ch
 with ``preserve_rng_state=True``). Only ``"restore"`` reproduces the stored gradients exactly.
 
 Accounting. Per transformer layer, Korthikanti et al. 2022 ("Reducing Activation Recomputation in
-Large Transformer Models", Table 2, 16-bit activations, no tensor parallelism) stash
-s·b·h·(34 + 5·a·s/h) bytes without recomputation, 34·s·b·h with selective recomputation (the
-attention core, QKᵀ → softmax → dropout, rerun before its backward) and 2·s·b·h with full
-recomputation (only the layer input is kept; the layer's forward reruns before its backward):
+Large Transformer Models", Table 2, 16-bit activations) stash s·b·h·(34 + 5·a·s/h) bytes without
+recomputation (the "no parallelism" row), 34·s·b·h with selective recomputation (the attention
+core, QKᵀ → softmax → dropout → attention over V, rerun before its backward; the "tensor
+parallel + selective" row sbh(10 + 24/t) at t = 1, or Eq. 6) and 2·s·b·h with full recomputation
+(only the layer input is kept; the layer's forward reruns before its backward):
 :func:`course_lib.memory.activation_bytes_per_layer`. A stage of a 1F1B pipeline holds
-min(m, p - s) microbatches' stashes at its peak (Narayanan et al. 2021, §2.2.1). A recomputation
+min(m, p - s) microbatches' stashes at its peak: the schedule's p - s - 1 warm-up forwards plus the
+first steady-state one (Megatron-LM's schedule; checked against the simulator), "p or fewer" in
+Narayanan et al. 2021, §2.2.1. A recomputation
 lengthens every backward by the rerun forward, so a balanced 1F1B step becomes
 (m + p - 1)·(t_f + t_b + t_r). :func:`best_recompute_plan` chooses, per layer, what to keep or
 recompute to minimise the recompute time under a byte budget, by an exact search over the Pareto
@@ -53,6 +56,7 @@ __all__ = [
     "RNG_MODES",
     "Stash",
     "best_recompute_plan",
+    "gradient_error",
     "init_mlp",
     "layer_forward_times",
     "layer_options",
@@ -277,6 +281,26 @@ def mlp_backward(
     }
 
 
+def gradient_error(grads: Mapping[str, object], reference: Mapping[str, object]) -> float:
+    """‖g − g_ref‖ / ‖g_ref‖ over all the MLP's parameters together (Frobenius norms) (pipe05).
+
+    0.0 exactly when every array is bit-identical; a missing or misshapen array is named.
+    """
+    total = diff = 0.0
+    for k in PARAM_NAMES:
+        if k not in grads or k not in reference:
+            raise ValueError(f"both gradients need {list(PARAM_NAMES)}; {k!r} is missing")
+        g = np.asarray(grads[k], dtype=float)
+        r = np.asarray(reference[k], dtype=float)
+        if g.shape != r.shape:
+            raise ValueError(f"gradient[{k!r}] has shape {g.shape}, the reference {r.shape}")
+        diff += float(((g - r) ** 2).sum())
+        total += float((r**2).sum())
+    if total == 0.0:
+        raise ValueError("the reference gradient is all zeros: a relative error is undefined")
+    return math.sqrt(diff / total)
+
+
 # --------------------------------------------------------------------------------------------
 # the stash
 
@@ -415,10 +439,11 @@ def stage_stash_bytes(
 ) -> float:
     """Peak stashed bytes on stage s of 1F1B: min(m, p - s) · L · per-layer bytes of the policy (pipe05).
 
-    Per-layer bytes (Korthikanti et al. 2022, Table 2, 16-bit, no tensor parallelism):
-    s·b·h·(34 + 5·a·s/h) for "none", 34·s·b·h for "selective", 2·s·b·h for "full" (the layer
-    input). The transient working set of the one layer being recomputed is not a stash and not
-    counted.
+    Per-layer bytes (Korthikanti et al. 2022, Table 2, 16-bit; selective is its tensor-parallel +
+    selective row at t = 1): s·b·h·(34 + 5·a·s/h) for "none", 34·s·b·h for "selective", 2·s·b·h
+    for "full" (the layer input). min(m, p - s) is the 1F1B schedule's in-flight count (the
+    warm-up p - s - 1 plus one). The transient working set of the one layer being recomputed is
+    not a stash and not counted.
     """
     policy = check_policy(policy)
     p = check_int("num_stages", num_stages)
@@ -471,9 +496,11 @@ def layer_forward_times(
     """(layer forward, attention-core forward) seconds from matmul FLOPs at one rate (pipe05).
 
     A transformer layer's forward matmuls are 24·b·s·h² + 4·b·s²·h FLOPs, of which the attention
-    core (QKᵀ and attention over V, what selective recomputation reruns) is 4·b·s²·h (Narayanan
-    et al. 2021, the per-layer terms behind Eq. 3; course_lib.flops). Softmax and dropout carry no matmul FLOPs but
-    are memory-bound: on real hardware the core costs more than this model says.
+    core (QKᵀ and attention over V, what selective recomputation reruns) is 4·b·s²·h
+    (Korthikanti et al. 2022, App. A, after Narayanan et al. 2021; course_lib.flops). Softmax and
+    dropout carry no matmul FLOPs but are memory-bound: on real hardware the core costs more than
+    this model says (Korthikanti et al.'s Table 4 measures +7 % per layer for selective
+    recomputation).
     """
     s = check_int("seq_len", seq_len)
     b = check_int("micro_batch", micro_batch)

@@ -11,13 +11,14 @@ from tests.mutants import Mutant
 
 
 def _stash_bytes(body: str, prelude: str = "") -> dict[str, str]:
-    """Exercise 1a's cell: ``body`` after s, b, h, a, the pipeline shape and the Table 2 rows."""
+    """Exercise 1a's cell: ``body`` after s, b, h, a, the pipeline shape (p, m, layers: the
+    stage's layers) and the Table 2 rows."""
     return {
         "stash_bytes_answer": (
-            f"{prelude}def stash_bytes(policy, stage, num_stages, num_microbatches, layers, "
-            "seq_len, micro_batch, hidden, num_heads):\n"
+            f"{prelude}def stash_bytes(policy, stage, num_stages, num_microbatches, "
+            "layers_per_stage, seq_len, micro_batch, hidden, num_heads):\n"
             "    s, b, h, a = seq_len, micro_batch, hidden, num_heads\n"
-            "    p, m = num_stages, num_microbatches\n"
+            "    p, m, layers = num_stages, num_microbatches, layers_per_stage\n"
             "    rows = {'none': s * b * h * (34 + 5 * a * s / h), 'selective': 34 * s * b * h,\n"
             "            'full': 2 * s * b * h}\n"
             f"{body}\n"
@@ -90,19 +91,8 @@ def _recompute(body: str, prelude: str = "") -> dict[str, str]:
     }
 
 
-def _side(body: str, prelude: str = "") -> dict[str, str]:
-    """Exercise 4's cell: running_mean_after_step with ``body`` (r, mu and the means named)."""
-    return {
-        "side_effects_answer": (
-            f"{prelude}def running_mean_after_step(actions, batch_means, momentum, recompute):\n"
-            "    r, mu, means = 0.0, momentum, batch_means\n"
-            f"{body}\n"
-        )
-    }
-
-
 def _checkpoints(body: str, prelude: str = "") -> dict[str, str]:
-    """Exercise 5's cell: best_checkpoints with ``body`` (n, bytes_of(S), time_of(S) defined)."""
+    """Exercise 4's cell: best_checkpoints with ``body`` (n, bytes_of(S), time_of(S) defined)."""
     return {
         "checkpoints_answer": (
             f"{prelude}import itertools\n\n\n"
@@ -209,11 +199,49 @@ MUTANTS = [
         grades=("stash_bytes_tests",),
     ),
     Mutant(
+        name="p_in_flight_on_every_stage",
+        why="min(m, p) on every stage: Korthikanti §4.2.3's first-stage count",
+        cells=_stash_bytes("    return float(min(m, p) * layers * rows[policy])"),
+        grades=("stash_bytes_tests",),
+    ),
+    Mutant(
+        name="one_based_stage",
+        why="min(m, p − stage + 1): stages counted from 1",
+        cells=_stash_bytes("    return float(min(m, p - stage + 1) * layers * rows[policy])"),
+        grades=("stash_bytes_tests",),
+    ),
+    Mutant(
+        name="layers_over_p",
+        why="layers_per_stage read as the model's layers and divided by p",
+        cells=_stash_bytes("    return float(min(m, p - stage) * layers / p * rows[policy])"),
+        grades=("stash_bytes_tests",),
+    ),
+    Mutant(
+        name="two_byte_masks",
+        why="the dropout masks counted at 2 bytes: 36 + 6as/h and 36·sbh",
+        cells=_stash_bytes(
+            "    rows['none'] = s * b * h * (36 + 6 * a * s / h)\n"
+            "    rows['selective'] = 36 * s * b * h\n"
+            "    return float(min(m, p - stage) * layers * rows[policy])"
+        ),
+        grades=("stash_bytes_tests",),
+    ),
+    Mutant(
+        name="full_plus_working_set",
+        why="full recomputation's stash plus the working set of the layer being recomputed",
+        cells=_stash_bytes(
+            "    extra = rows['none'] if policy == 'full' else 0.0\n"
+            "    return float(min(m, p - stage) * layers * rows[policy] + extra)"
+        ),
+        grades=("stash_bytes_tests",),
+    ),
+    Mutant(
         name="delegates_to_cost05_formula",
         why="course_lib.memory.activation_bytes_per_layer times the in-flight count (disabled)",
         cells=_stash_bytes(
             "    per = course_memory.activation_bytes_per_layer(s, b, h, a, recompute=policy)\n"
-            "    return float(min(m, p - stage) * layers * per)"
+            "    return float(min(m, p - stage) * layers * per)",
+            prelude="import course_lib.memory as course_memory\n\n\n",
         ),
         grades=("stash_bytes_tests",),
     ),
@@ -230,6 +258,29 @@ MUTANTS = [
         name="added_work_not_critical_path",
         why="m·t_r: the rerun work, but every one of the m + p − 1 slots grows",
         cells=_extra_time("    return m * t_r"),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="m_plus_p_slots",
+        why="m + p slots instead of m + p − 1",
+        cells=_extra_time("    return (m + p) * t_r"),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="none_reruns_the_core",
+        why="no recomputation charged the attention core's forward anyway",
+        cells=_extra_time(
+            "    t_r = {'none': t_c, 'selective': t_c, 'full': t_f}[policy]\n"
+            "    return (m + p - 1) * t_r"
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="none_is_none",
+        why="None instead of 0.0 s when nothing is recomputed",
+        cells=_extra_time(
+            "    if policy == 'none':\n        return None\n    return (m + p - 1) * t_r"
+        ),
         grades=("extra_time_tests",),
     ),
     Mutant(
@@ -290,6 +341,45 @@ MUTANTS = [
         cells=_extra_time(
             "    f = course_stash.recompute_step_time\n"
             "    return f(policy, p, m, t_f, t_b, t_c) - f('none', p, m, t_f, t_b, t_c)"
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_interleaved_makespan",
+        why="pipe04's interleaved_makespan at one chunk per rank, with and without t_r (disabled)",
+        cells=_extra_time(
+            "    f = course_interleaving.interleaved_makespan\n"
+            "    return f(p, m, 1, t_f, t_b + t_r) - f(p, m, 1, t_f, t_b)",
+            prelude="import course_lib.pipeline.interleaving as course_interleaving\n\n\n",
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_interleaving_step_times",
+        why="pipe04's simulated step_times at v = 1, with and without t_r (disabled)",
+        cells=_extra_time(
+            "    f = course_interleaving.step_times\n"
+            "    return f(p, m, t_f, t_b + t_r, chunks=(1,))[1] - f(p, m, t_f, t_b, chunks=(1,))[1]",
+            prelude="import course_lib.pipeline.interleaving as course_interleaving\n\n\n",
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_accumulation_step_times",
+        why="pipe06's step_times (m + p − 1)·t(b) at b = 1, with and without t_r (disabled)",
+        cells=_extra_time(
+            "    f = course_accumulation.step_times\n"
+            "    return f(m, p, {1: t_f + t_b + t_r})[m] - f(m, p, {1: t_f + t_b})[m]",
+            prelude="import course_lib.pipeline.accumulation as course_accumulation\n\n\n",
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_fill_drain_overhead",
+        why="pipe02's bubble overhead (p − 1)/m applied to the rerun work m·t_r (disabled)",
+        cells=_extra_time(
+            "    return m * t_r * (1 + course_formulas.fill_drain_overhead(p, m))",
+            prelude="import course_lib.pipeline.formulas as course_formulas\n\n\n",
         ),
         grades=("extra_time_tests",),
     ),
@@ -368,6 +458,30 @@ MUTANTS = [
                 "            if key in held:\n                raise ValueError(key)\n", ""
             )
         ),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="refuses_a_reput_after_its_get",
+        why="a key once put can never be put again, even after its get consumed it",
+        cells=_stash(
+            "    ever = set()\n"
+            + _RIGHT_LOOP.replace("if key in held:", "if key in ever:").replace(
+                "            held[key] = op[3]",
+                "            held[key] = op[3]\n            ever.add(key)",
+            )
+        ),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="repeated_put_raises_key_error",
+        why="KeyError for a repeated put (the missing key's error is right)",
+        cells=_stash(_RIGHT_LOOP.replace("raise ValueError(key)", "raise KeyError(key)")),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="missing_key_raises_value_error",
+        why="ValueError for a get of a key not held (the repeated put's error is right)",
+        cells=_stash(_RIGHT_LOOP.replace("raise KeyError(key)", "raise ValueError(key)")),
         grades=("stash_tests",),
     ),
     Mutant(
@@ -454,6 +568,20 @@ MUTANTS = [
         grades=("recompute_tests",),
     ),
     Mutant(
+        name="global_dropout_rate",
+        why="the setup's DROP_PROB in the rerun, not the drop_prob argument",
+        cells={
+            "recompute_answer": (
+                "def recompute_gradient(params, saved, target, drop_prob):\n"
+                "    g = np.random.default_rng()\n"
+                "    g.bit_generator.state = saved['rng_state']\n"
+                "    _, cache = mlp_forward(params, saved['x'], g, DROP_PROB)\n"
+                "    return mlp_backward(params, cache, target)\n"
+            )
+        },
+        grades=("recompute_tests",),
+    ),
+    Mutant(
         name="delegates_to_stage_gradients",
         why="course_lib's stage_gradients on one microbatch with the stage seed (disabled)",
         cells={
@@ -466,67 +594,7 @@ MUTANTS = [
         },
         grades=("recompute_tests",),
     ),
-    # Exercise 4: the side effects of a recomputed step.
-    Mutant(
-        name="counts_each_forward_once",
-        why="the recomputation's second update forgotten",
-        cells=_side(
-            "    for kind, j in actions:\n"
-            "        if kind == 'F':\n"
-            "            r = (1 - mu) * r + mu * means[j]\n"
-            "    return float(r)"
-        ),
-        grades=("side_effects_tests",),
-    ),
-    Mutant(
-        name="both_updates_at_the_forward",
-        why="the second update applied at the forward, not at the backward's rerun",
-        cells=_side(
-            "    for kind, j in actions:\n"
-            "        if kind == 'F':\n"
-            "            for _ in range(2 if recompute else 1):\n"
-            "                r = (1 - mu) * r + mu * means[j]\n"
-            "    return float(r)"
-        ),
-        grades=("side_effects_tests",),
-    ),
-    Mutant(
-        name="momentum_weighs_the_old_value",
-        why="r ← μ·r + (1 − μ)·x̄: the other momentum convention",
-        cells=_side(
-            "    for kind, j in actions:\n"
-            "        if kind == 'F' or recompute:\n"
-            "            r = mu * r + (1 - mu) * means[j]\n"
-            "    return float(r)"
-        ),
-        grades=("side_effects_tests",),
-    ),
-    Mutant(
-        name="updates_only_at_the_rerun",
-        why="with recomputation, only the rerun's update counted",
-        cells=_side(
-            "    for kind, j in actions:\n"
-            "        if (kind == 'B') == bool(recompute):\n"
-            "            r = (1 - mu) * r + mu * means[j]\n"
-            "    return float(r)"
-        ),
-        grades=("side_effects_tests",),
-    ),
-    Mutant(
-        name="mean_of_batch_means",
-        why="the plain mean of the batch means, no momentum",
-        cells=_side("    return float(sum(means) / len(means))"),
-        grades=("side_effects_tests",),
-    ),
-    Mutant(
-        name="delegates_to_running_mean_after",
-        why="course_lib's running_mean_after (disabled)",
-        cells=_side(
-            "    return course_stash.running_mean_after(actions, batch_means, momentum, recompute)"
-        ),
-        grades=("side_effects_tests",),
-    ),
-    # Exercise 5: the best checkpoint set under a budget.
+    # Exercise 4: the best checkpoint set under a budget.
     Mutant(
         name="greedy_bytes_per_second",
         why="recompute the layer saving the most bytes per second first, until it fits",
@@ -581,6 +649,24 @@ MUTANTS = [
         grades=("checkpoints_tests",),
     ),
     Mutant(
+        name="at_least_one_layer",
+        why="some layer always recomputed, even when everything fits",
+        cells=_checkpoints(
+            "    fits = [S for S in subsets if S and bytes_of(S) <= budget]\n"
+            "    return min(fits, key=time_of)"
+        ),
+        grades=("checkpoints_tests",),
+    ),
+    Mutant(
+        name="budget_on_the_recomputed_bytes",
+        why="the budget applied to the recomputed layers' inputs only, not to all stashed bytes",
+        cells=_checkpoints(
+            "    fits = [S for S in subsets if sum(input_bytes[i] for i in S) <= budget]\n"
+            "    return min(fits, key=time_of)"
+        ),
+        grades=("checkpoints_tests",),
+    ),
+    Mutant(
         name="recomputes_everything",
         why="every layer recomputed: it fits, at the highest cost",
         cells=_checkpoints("    return tuple(range(n))"),
@@ -624,7 +710,8 @@ RIGHT_ANSWERS = [
         why="pipe03's peak_in_flight_one_f_one_b for the count, a numpy.float64",
         cells=_stash_bytes(
             "    flight = course_pipeline.peak_in_flight_one_f_one_b(p, m, stage)\n"
-            "    return np.float64(flight) * layers * rows[policy]"
+            "    return np.float64(flight) * layers * rows[policy]",
+            prelude="import course_lib.pipeline as course_pipeline\n\n\n",
         ),
         grades=("stash_bytes_tests",),
     ),
@@ -693,17 +780,6 @@ RIGHT_ANSWERS = [
             )
         },
         grades=("recompute_tests",),
-    ),
-    Mutant(
-        name="side_effects_closed_form",
-        why="the weights μ(1 − μ)^(N − k) of the update sequence, summed with numpy",
-        cells=_side(
-            "    seq = [j for kind, j in actions if kind == 'F' or recompute]\n"
-            "    n = len(seq)\n"
-            "    w = mu * (1 - mu) ** np.arange(n - 1, -1, -1)\n"
-            "    return np.float64(np.dot(w, np.asarray(means, dtype=float)[seq]))"
-        ),
-        grades=("side_effects_tests",),
     ),
     Mutant(
         name="checkpoints_knapsack_dp",
