@@ -13,6 +13,8 @@
   weight-version, progress and numeric rules, for any per-rank action lists (pipe10).
 - versions: weight versions per (stage, microbatch) under flushed, stashing and 2BW policies,
   replayed from a timeline; versions held, staleness; delayed gradient descent (pipe07).
+- imbalance: unequal stages (GPipe's exact step, the 1F1B lower bound), the critical path and the
+  bottleneck stage of a timeline, the cost and break-even of moving layers, live stashes (pipe08).
 """
 
 from .formulas import (
@@ -26,6 +28,15 @@ from .formulas import (
     peak_in_flight_one_f_one_b,
     peak_in_flight_zero_bubble_h1,
     zero_bubble_h1_bubble,
+)
+from .imbalance import (
+    bottleneck_stage,
+    critical_path,
+    gpipe_makespan,
+    is_flush,
+    live_stashes,
+    makespan_lower_bound,
+    repartition_cost,
 )
 from .partition import (
     Layer,
@@ -90,4 +101,12 @@ __all__ = [
     # pipe07: weight versions
     "WeightVersions",
     "weight_versions",
+    # pipe08: imbalance and repartitioning
+    "bottleneck_stage",
+    "critical_path",
+    "gpipe_makespan",
+    "is_flush",
+    "live_stashes",
+    "makespan_lower_bound",
+    "repartition_cost",
 ]
