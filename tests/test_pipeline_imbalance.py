@@ -35,6 +35,7 @@ from course_lib.pipeline.imbalance import (
     stage_forward_backward,
 )
 from course_lib.pipeline.partition import ADAM_MIXED_PRECISION, ModelSpec, stage_times
+from course_lib.pipeline.versions import stashing_version, weight_versions
 from tests.strategies import PIPE_GRID_TIMES, model_specs, random_pipeline_schedules
 
 POSITIVE_GRID = st.integers(min_value=1, max_value=32).map(lambda k: k / 8)
@@ -344,6 +345,31 @@ def test_no_flush_inside_a_step(schedule):
     inside = instants[(instants > 0) & (instants < timeline.makespan)]
     assert not any(is_flush(timeline, t) for t in inside)
     assert not any(is_flush(timeline, t + 0.5) for t in inside)
+
+
+def test_live_stashes_carry_their_weight_versions():
+    # PipeDream's stashing: F(s, j) runs on version j - (p - 1 - s) (clamped at 0), the closed
+    # form of pipeline.versions; stage 0 of a 1F1B steady state holds p - s = 4 live stashes on
+    # 4 different versions, all of which a move would carry
+    schedule = one_f_one_b(4, 12)
+    timeline = simulate(schedule, 1.0, 1.0)
+    versions = weight_versions(timeline, "stashing")
+    t = float(
+        timeline.events.query("kind == 'F' and stage == 0 and microbatch == 8")["end"].iloc[0]
+    )
+    live = live_stashes(timeline, t, versions)
+    expected = [
+        stashing_version(s, j, 4, 12)
+        for s, j in zip(live["stage"], live["microbatch"], strict=True)
+    ]
+    assert live["version"].tolist() == expected
+    assert live.query("stage == 0")["version"].nunique() == 4
+    flushed = live_stashes(timeline, t, weight_versions(timeline, "flushed"))
+    assert (flushed["version"] == 0).all()
+    with pytest.raises(ValueError, match="versions are for 4 stages x 12 microbatches"):
+        live_stashes(simulate(one_f_one_b(4, 8), 1.0, 1.0), 1.5, versions)
+    with pytest.raises(TypeError, match="versions must be a WeightVersions"):
+        live_stashes(timeline, t, versions.forward)
 
 
 def _replay(schedule, completed):

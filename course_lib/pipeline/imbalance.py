@@ -53,8 +53,10 @@ test (:func:`live_stashes`, :func:`live_stashes_at`, :func:`is_flush`): true at 
 a flushed step's first forward and after its last backward — and never inside a step of GPipe or
 1F1B with p ≥ 2.
 
-Argument checks that several routines share come from ``_validate`` / ``_partition_checks`` /
-``course_lib.validate``, not from private helpers here (course_lib.checks.forbid).
+Argument checks that several routines share are public (``check_stage_costs``,
+``check_timeline``) or come from ``_validate`` / ``_partition_checks`` / ``course_lib.validate``:
+a grade cell that forbids one routine disables this module's private helpers it calls
+(course_lib.checks.forbid).
 """
 
 from __future__ import annotations
@@ -75,12 +77,15 @@ from ._validate import check_costs, check_duration, check_hop_latencies, check_i
 from .partition import ModelSpec, check_boundaries, stage_sums, stage_times
 from .schedule import KINDS, Action, Schedule, gpipe, one_f_one_b
 from .simulate import Timeline, simulate
+from .versions import WeightVersions
 
 __all__ = [
     "RepartitionCost",
     "break_even_steps",
     "bottleneck_stage",
     "busiest_stage",
+    "check_stage_costs",
+    "check_timeline",
     "critical_path",
     "critical_time",
     "gpipe_makespan",
@@ -101,8 +106,8 @@ __all__ = [
 TIME_RTOL = 1e-9
 
 
-def _stage_costs(forward_cost: object, backward_cost: object) -> tuple[np.ndarray, np.ndarray]:
-    """(f, b) as float arrays of one length (>= 1 stage); names the argument on bad input."""
+def check_stage_costs(forward_cost: object, backward_cost: object) -> tuple[np.ndarray, np.ndarray]:
+    """(f, b) as float arrays of one length (>= 1 stage); names the argument on bad input (pipe08)."""
     for name, value in (("forward_cost", forward_cost), ("backward_cost", backward_cost)):
         if isinstance(value, str | bytes) or np.ndim(value) != 1:
             raise ValueError(f"{name} must be a 1-D sequence of per-stage costs, got {value!r}")
@@ -126,7 +131,7 @@ def gpipe_makespan(
     Exact for :func:`~course_lib.pipeline.gpipe` with any per-stage costs (derivation in the
     module docstring; the tests check it against the simulator).
     """
-    f, b = _stage_costs(forward_cost, backward_cost)
+    f, b = check_stage_costs(forward_cost, backward_cost)
     m = check_int("num_microbatches", num_microbatches)
     return float(f.sum() + b.sum() + (m - 1) * (f.max() + b.max()))
 
@@ -139,7 +144,7 @@ def slowest_stage_makespan(
     GPipe's step only when one stage has both the largest f_s and the largest b_s; below it
     otherwise (:func:`gpipe_makespan`).
     """
-    f, b = _stage_costs(forward_cost, backward_cost)
+    f, b = check_stage_costs(forward_cost, backward_cost)
     m = check_int("num_microbatches", num_microbatches)
     return float(f.sum() + b.sum() + (m - 1) * (f + b).max())
 
@@ -153,7 +158,7 @@ def makespan_lower_bound(
     has Σ_{k<s} b_k to go. Equal to 1F1B's and GPipe's step, (m + p − 1)(f + b), when the stages
     are equal; 1F1B under imbalance has no closed form (simulate it).
     """
-    f, b = _stage_costs(forward_cost, backward_cost)
+    f, b = check_stage_costs(forward_cost, backward_cost)
     m = check_int("num_microbatches", num_microbatches)
     t = f + b
     before = np.concatenate([[0.0], np.cumsum(t)[:-1]])
@@ -164,7 +169,8 @@ def makespan_lower_bound(
 # the bottleneck stage of a timeline
 
 
-def _check_timeline(timeline: object) -> Timeline:
+def check_timeline(timeline: object) -> Timeline:
+    """``timeline`` if it is a Timeline, else a TypeError naming the argument (pipe08)."""
     if not isinstance(timeline, Timeline):
         raise TypeError(
             f"timeline must be a Timeline (from simulate), got {type(timeline).__name__}"
@@ -174,7 +180,7 @@ def _check_timeline(timeline: object) -> Timeline:
 
 def stage_busy(timeline: Timeline) -> np.ndarray:
     """Busy time per stage: the sum of its actions' durations in ``timeline``, seconds (pipe08)."""
-    events = _check_timeline(timeline).events
+    events = check_timeline(timeline).events
     durations = (events["end"] - events["start"]).to_numpy(dtype=float)
     busy = np.bincount(
         events["stage"].to_numpy(dtype=np.int64),
@@ -200,7 +206,7 @@ def critical_path(timeline: Timeline, p2p_latency: float | Sequence[float] = 0.0
     the makespan and it starts at 0. ``p2p_latency`` must be what the timeline was simulated with
     (a number or one per hop); an action whose start no predecessor explains raises ValueError.
     """
-    timeline = _check_timeline(timeline)
+    timeline = check_timeline(timeline)
     schedule = timeline.schedule
     p, num_mb = schedule.num_stages, schedule.num_microbatches
     hops = np.append(check_hop_latencies("p2p_latency", p2p_latency, p), 0.0)
@@ -439,22 +445,43 @@ def break_even_steps(cost: float, step_before: float, step_after: float) -> floa
 # when a repartition is safe: no live stash
 
 
-def live_stashes(timeline: Timeline, time: float) -> pd.DataFrame:
+def live_stashes(
+    timeline: Timeline, time: float, versions: WeightVersions | None = None
+) -> pd.DataFrame:
     """The (stage, microbatch) stashes live at ``time`` (s) in ``timeline``, with their lifetime (pipe08).
 
     A stash lives from the start of F(s, j) to the end of its release (W if the schedule splits
     the backward, else B; Timeline.lifetime); it is live strictly inside that span: at its two
     ends, within 1e-9 × makespan, it is not (a change at 0 or at the makespan of a flushed step
     is at a flush). Columns stage, microbatch, born, freed; sorted by stage, then microbatch.
+    With ``versions`` (:func:`~course_lib.pipeline.weight_versions` of the same schedule), a
+    column ``version``: the weight version each live stash must finish its backward with — the
+    versions a move would have to carry along (several per stage under PipeDream's stashing).
     """
-    timeline = _check_timeline(timeline)
+    timeline = check_timeline(timeline)
     t = check_duration("time", time)
+    if versions is not None:
+        if not isinstance(versions, WeightVersions):
+            raise TypeError(
+                f"versions must be a WeightVersions (from weight_versions), got "
+                f"{type(versions).__name__}"
+            )
+        shape = (timeline.schedule.num_stages, timeline.schedule.num_microbatches)
+        if versions.forward.shape != shape:
+            raise ValueError(
+                f"versions are for {versions.forward.shape[0]} stages x "
+                f"{versions.forward.shape[1]} microbatches but the timeline has {shape[0]} x "
+                f"{shape[1]}"
+            )
     births, deaths = timeline._stash
     tol = TIME_RTOL * timeline.makespan
     with np.errstate(invalid="ignore"):
         live = (births < t - tol) & (t + tol < deaths)
     s, j = np.nonzero(live)
-    return pd.DataFrame({"stage": s, "microbatch": j, "born": births[s, j], "freed": deaths[s, j]})
+    frame = pd.DataFrame({"stage": s, "microbatch": j, "born": births[s, j], "freed": deaths[s, j]})
+    if versions is not None:
+        frame["version"] = versions.forward[s, j]
+    return frame
 
 
 def is_flush(timeline: Timeline, time: float) -> bool:
