@@ -72,7 +72,7 @@ from course_lib.validate import number
 
 from ._partition_checks import link_bandwidth as check_link_bandwidth
 from ._partition_checks import model_spec as check_spec
-from ._partition_checks import per_param_bytes, read_only
+from ._partition_checks import per_param_bytes, read_only, schedule_name
 from ._validate import check_costs, check_duration, check_hop_latencies, check_int
 from .partition import ModelSpec, check_boundaries, stage_sums, stage_times
 from .schedule import KINDS, Action, Schedule, gpipe, one_f_one_b
@@ -316,10 +316,8 @@ def partition_step_time(
     """Simulated step (s) of the partition under ``schedule`` ("1F1B" or "GPipe"), zero latency (pipe08)."""
     forward, backward = stage_forward_backward(spec, boundaries, link_bandwidth)
     m = check_int("num_microbatches", num_microbatches)
-    generators = {"1F1B": one_f_one_b, "GPipe": gpipe}
-    if schedule not in generators:
-        raise ValueError(f"schedule must be one of {tuple(generators)}, got {schedule!r}")
-    return simulate(generators[schedule](len(forward), m), forward, backward).makespan
+    generator = {"1F1B": one_f_one_b, "GPipe": gpipe}[schedule_name(schedule)]
+    return simulate(generator(len(forward), m), forward, backward).makespan
 
 
 def move_layers(
