@@ -670,7 +670,8 @@ passed("Exercise 5")
 #   order of F and B and defers each stage's W to fill the drain: with $t_f = t_b = t_w$ it idles
 #   $(p - 1)(t_f + t_b - t_w)$ per stage against 1F1B's $(p - 1)(t_f + t_b + t_w)$, a third, and
 #   every stage holds $p$ stashes until their W — 1F1B's peak on stage 0, now on every stage. No
-#   extra messages, no chunks: the cell below simulates both ($p = 4$, $m = 8$, 1 ms each).
+#   extra messages, no chunks: the cell below simulates both ($p = 4$, $m = 8$, $t_f = t_b = t_w = 1$ ms, so 1F1B's
+#   whole backward is 2 ms).
 # - **Megatron-Core's knob.** At the same commit, `microbatch_group_size_per_vp_stage` $N$ (the
 #   microbatches a chunk runs in a row, default $p$) is tunable: it must lie in $[p, m]$, and
 #   $m \bmod N$ must be 0 or at least $p$. Older Megatron-LM asserted $m \bmod p = 0$ outright.
@@ -686,5 +687,7 @@ for name, run in {
     "ZB-H1": simulate(zero_bubble_h1(4, 8), 1.0e-3, 1.0e-3, 1.0e-3),
 }.items():
     idle = (run.makespan - run.ideal_compute) * 1e3
-    print(f"{name}: step {run.makespan * 1e3:.0f} ms, idle {idle:.0f} ms per stage, "
-          f"peak stashes per stage {[int(k) for k in run.peak_in_flight]}")  # fmt: skip
+    print(
+        f"{name}: step {run.makespan * 1e3:.0f} ms, idle {idle:.0f} ms per stage, "
+        f"peak stashes per stage {[int(k) for k in run.peak_in_flight]}"
+    )

@@ -371,7 +371,7 @@ def interleaved_1f1b(num_ranks: int, num_microbatches: int, chunks_per_rank: int
     p = num_ranks, m = num_microbatches, v = chunks_per_rank; num_stages = v·p and global stage k
     (chunk k // p) lives on rank k % p. Per rank, in the order of Megatron-LM's
     ``forward_backward_pipelining_with_interleaving`` (megatron/core/pipeline_parallel/
-    schedules.py, 2025 sources, default microbatch group size p; the 2022 megatron/schedules.py
+    schedules.py at NVIDIA/Megatron-LM commit 00611e6, 2025, default microbatch group size p; the 2022 megatron/schedules.py
     differs only for m == p, where every rank ran all forwards first): w = min(m·v,
     2(p - rank - 1) + (v - 1)·p)
     warm-up forwards, then one forward and one backward alternately, then the remaining backwards.
