@@ -293,6 +293,15 @@ MUTANTS = [
         grades=("min_max_tests",),
     ),
     Mutant(
+        name="cuts_short_of_last_layer",
+        why="cuts from range(1, n - 1) with min(): the last stage never holds a single layer",
+        cells=_min_max(
+            "    options = ((0, *cuts, n) for cuts in itertools.combinations(range(1, n - 1), p - 1))\n"
+            "    return min(options, key=lambda b: max(sum(costs[b[s]:b[s + 1]]) for s in range(p)))"
+        ),
+        grades=("min_max_tests",),
+    ),
+    Mutant(
         name="delegates_min_max_partition",
         why="course_lib.pipeline.min_max_partition(costs, p).boundaries",
         cells=_min_max(
@@ -401,6 +410,18 @@ MUTANTS = [
         name="p_everywhere",
         why="p microbatches on every stage",
         cells=_memory("min(m, p)"),
+        grades=("stage_memory_tests",),
+    ),
+    Mutant(
+        name="clamp_before_subtract",
+        why="min(m, p) - s: clamped before subtracting, right only when m >= p",
+        cells=_memory("min(m, p) - s"),
+        grades=("stage_memory_tests",),
+    ),
+    Mutant(
+        name="p_from_len_boundaries",
+        why="min(m, p + 1 - s): p taken as len(boundaries)",
+        cells=_memory("min(m, p + 1 - s)"),
         grades=("stage_memory_tests",),
     ),
     Mutant(
