@@ -7,15 +7,13 @@
 # **Time:** 29 min · **Level:** advanced
 #
 # You will be able to
-# - predict whether a send/receive program completes when every send waits for its receiver and
-#   when small sends are buffered, and say why the MPI standard calls the second kind unsafe;
-# - find the wait-for cycle of a hung job, and order a neighbour exchange so that no cycle can
-#   form for any number of ranks;
+# - predict whether a send/receive program completes with and without buffered sends, and say
+#   why the MPI standard calls relying on buffering unsafe;
+# - find a hung job's wait-for cycle, and order a ring exchange so no cycle forms for any $p$;
 # - find the first collective the ranks disagree on, and the microbatch a reused send buffer
 #   corrupted.
 #
-# **What you need:** pipe03 (the 1F1B steady state) and pipe04 (an interleaved pipeline is a
-# ring). Python at the level of a loop and a dict.
+# **What you need:** pipe03 (1F1B) and pipe04 (an interleaved pipeline is a ring).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # %matplotlib inline
@@ -82,19 +80,15 @@ def check_ring_exchange(exchange, num_ranks, nbytes, eager_limits, exercise):
 # ## 1. Two ranks that both send first hang only above the eager limit
 #
 # In the 1F1B steady state (pipe03) stage $s$ sends an activation down while stage $s + 1$
-# sends a gradient up; written the obvious way, each side sends, then receives. A blocking send
-# returns once its buffer may be reused, the data copied away or delivered (MPI 4.0, §3.4).
-# Libraries choose a protocol by size:
+# sends a gradient up; written the obvious way, each sends, then receives. A blocking send
+# returns once its buffer may be reused (MPI 4.0, §3.4), and libraries pick a protocol by size:
 #
-# - **eager**, up to an *eager limit*: the data is copied into a buffer at the receiver and the
-#   send returns at once;
-# - **rendezvous**, above it: the sender waits until the receiver posts the matching receive.
+# - **eager**, up to an *eager limit*: the data is copied to the receiver; the send returns at once;
+# - **rendezvous**, above it: the sender waits for the matching receive.
 #
-# The limit is the implementation's, not the standard's: MPICH's CH3 device switches at
-# `MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE`, 131,072 bytes by default. `simulate_p2p(programs,
-# eager_limit)` runs one program per rank under this model and reports completion, or each
-# blocked operation and whom it waits for. A toy model's 32 KiB activation and a real one's
-# 16 MiB, with a 64 KiB limit:
+# The limit is the implementation's: MPICH's CH3 device (its default before MPICH 3.4) switches
+# at `MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE`, 131,072 bytes by default. `simulate_p2p` runs one
+# program per rank under this model: a 32 KiB toy activation and a 16 MiB real one, limit 64 KiB:
 
 
 # %%
@@ -116,27 +110,24 @@ program_grids(runs)
 plt.show()
 
 # %% [markdown]
-# Each row is one rank's program. With 32 KiB both sends return at once (green arrows: eager
-# copies) and each receive finds its message. With 16 MiB each send waits for a receive its peer
-# posts only after its own send returns: the orange-red boxes wait on each other forever. The
-# code did not change; the size crossed the limit.
+# Each row is one rank's program. At 32 KiB both sends return at once (green: eager copies). At
+# 16 MiB each send waits for a receive its peer posts only after its own send: the orange-red boxes
+# wait forever: the same code, past the limit.
 #
-# The MPI standard files this program as "An exchange that relies on buffering" and says "A
-# program is 'safe' if no message buffering is required for the program to complete. One can
-# replace all sends in such program with synchronous sends, and the program will still run
-# correctly" (MPI 4.0, §3.5). So the toy run is unsafe too: the limit may be zero, and
-# `MPI_Ssend` never completes before its receive has started (§3.4). NCCL's `ncclSend` "is
-# blocking for the GPU. If multiple ncclSend() and ncclRecv() operations need to progress
-# concurrently to complete, they must be fused within a ncclGroupStart()/ncclGroupEnd() section"
-# (NCCL User Guide, "Point To Point Communication Functions"): model NCCL with `eager_limit=0`.
+# MPI 4.0 (§3.5) files this program as "An exchange that relies on buffering" and calls a program
+# "'safe' if no message buffering is required for the program to complete"; MPI 4.1 drops the
+# word: a portable program "should not rely on message buffering". So the toy run is unsafe too:
+# the limit may be zero, and `MPI_Ssend` completes only once its receive has started (§3.4).
+# NCCL's `ncclSend` "is blocking for the GPU" unless fused in a group call (NCCL User Guide,
+# "Point To Point Communication Functions"): model NCCL with `eager_limit=0`.
 
 # %% [markdown]
 # ## 2. The kernel's pipe buffer is an eager limit you can measure
 #
-# Two OS processes joined by two pipes, each writing a message to the other before reading. A
-# write returns once the kernel holds the bytes, and a pipe holds 16 pages, 65,536 bytes with
-# 4 KiB pages, since Linux 2.6.11 (pipe(7)); `fcntl`'s `F_GETPIPE_SZ` reports it. Above that both
-# writers wait for a reader that is itself writing. Each pair gets 1 s, then is killed.
+# Two processes joined by two pipes each write a message to the other, then read. A write returns
+# once the kernel holds the bytes; a pipe holds 16 pages, 65,536 bytes with 4 KiB pages
+# (pipe(7); `F_GETPIPE_SZ` reports it). Above that both writers wait. Each pair gets 1 s once
+# both processes run, then is killed.
 
 # %%
 capacity = pipe_capacity()  # None where the system does not report it (not Linux)
@@ -144,31 +135,30 @@ limit = capacity or 64 * KiB
 print(f"pipe capacity: {capacity} bytes" if capacity else "pipe capacity unknown; trying 64 KiB")
 try:
     for result in os_pipe_exchange([limit // 4, limit, 4 * limit], timeout=1.0):
-        if result.completed:
-            outcome = f"completed in {result.seconds * 1e3:.0f} ms"
+        if not result.started:
+            outcome = f"the processes did not start within {result.seconds:.0f} s (not a hang)"
+        elif result.completed:
+            outcome = f"completed {result.seconds * 1e3:.1f} ms after both processes were ready"
         else:
-            outcome = f"still blocked after {result.seconds:.1f} s, both processes killed"
+            outcome = f"still blocked {result.seconds:.1f} s after both were ready: killed"
         print(f"{result.nbytes:>9,} bytes each way: {outcome}")
 except OSError as error:  # some sandboxes refuse to start processes
     print(f"could not start the two processes here: {error}")
 
 # %% [markdown]
-# This is the lesson's only real measurement; the rest is simulated. A pipe counts every byte in
-# flight, where the model's eager limit is per message.
+# The lesson's only real measurement. A pipe counts all bytes in flight; the model's limit is per
+# message.
 
 # %% [markdown]
 # ## 3. A deadlock is a cycle in the wait-for graph
 #
-# A blocked rank waits for the ranks that must act to release it: a send for its receiver, a
-# receive for its sender, a `Wait` for its request's peer, a collective for every rank not yet in
-# it. Draw an arrow from each blocked rank to each rank it waits for: a **deadlock** is a cycle
-# of blocked ranks in this *wait-for graph* (Coffman et al. 1971, "System Deadlocks": circular
-# wait). A hang can also lack a cycle: a receive from a rank that finished without sending.
+# A blocked rank waits for the ranks that must act to release it (a send for its receiver, a
+# collective for every rank not yet in it). With an arrow from each blocked rank to each rank it waits for, a **deadlock** is a cycle in
+# this *wait-for graph* (Coffman et al. 1971, "System Deadlocks": circular wait).
 #
 # An interleaved pipeline (pipe04) is a ring: rank $p - 1$ feeds rank 0. If every rank sends to
-# both neighbours first, the arrows go all the way round. Parity breaks the cycle: even ranks
-# send first, odd ranks receive first, so every link has a sender and a receiver. But on a ring of
-# odd $p$, ranks $p - 1$ and $0$ are both even:
+# both neighbours first, the arrows go round. Parity (even ranks send first, odd ranks receive
+# first) breaks the cycle, but on a ring of odd $p$, ranks $p - 1$ and $0$ are both even:
 
 # %%
 ring_runs = {
@@ -183,17 +173,15 @@ wait_for_graphs(ring_runs)
 plt.show()
 
 # %% [markdown]
-# Each circle is a rank (orange-red: blocked), each arrow "waits for", labelled with the blocked
-# operation; the cycle is thick. Right: ranks 4 and 0 send to each other first, and ranks 1 to 3
-# wait on them without being on the cycle. Megatron-LM's `_p2p_ops`
-# (`megatron/core/pipeline_parallel/p2p_communication.py`) also orders by `rank % 2`, in an order
-# that survives odd $p$ (Exercise 3 asks you for one). The other fixes: post every receive first
-# (`irecv`), or batch sends and receives so they progress together
-# (`torch.distributed.batch_isend_irecv`, Megatron-LM's `_batched_p2p_ops`, NCCL group calls).
+# Circles are ranks (orange-red: blocked), arrows "waits for" (the cycle thick). Right: ranks 4 and 0 send to each other first; ranks 1 to 3 wait
+# on them without being on the cycle. Megatron-LM's `_p2p_ops`
+# (`megatron/core/pipeline_parallel/p2p_communication.py`, NVIDIA/Megatron-LM commit `2fd6e2b`)
+# also orders by rank parity, in an order that survives odd $p$ (Exercise 3). Other fixes: post
+# receives first, or batch (`torch.distributed.batch_isend_irecv`, NCCL group calls).
 #
 # Collectives match by order, not by name: "The starting order of collective operations on a
-# particular communicator defines their matching" (MPI 4.0, §6.14). A rank that calls one more,
-# say a loss all-reduce for logging on the last stage only, derails every call after it:
+# particular communicator defines their matching" (MPI 4.0, §6.14). One extra call on one rank,
+# say a logging all-reduce on the last stage, derails every call after it:
 
 # %%
 logged = [[Collective("all_reduce"), Collective("broadcast")] for _ in range(3)]
@@ -205,11 +193,10 @@ print(first_mismatching_collective(logged))
 #
 # `isend` returns at once, but it is not a copy: "The sender should not modify any part of the
 # send buffer after a nonblocking send operation is called, until the send completes" (MPI 4.0,
-# §3.7.2); PyTorch's `isend`: "Modifying tensor before the request completes causes undefined
-# behavior". In the model an eager send copies its buffer at the `isend`, a rendezvous send reads
-# it when the receive is posted, and a `Compute` that writes the buffer counts from its start (a
-# half-written tensor is already wrong). Stage 0 below reuses one buffer and waits for the
-# previous `isend` only after writing the next microbatch; stage 1 is slower:
+# §3.7.2; PyTorch's `isend` says the same). In the model an eager send copies its buffer at the
+# `isend`, a rendezvous send reads it when the receive is posted, and a `Compute` writes from its
+# start. Stage 0 reuses one buffer, waiting for the previous `isend` only after writing the next
+# microbatch; stage 1 is slower:
 
 
 # %%
@@ -239,25 +226,20 @@ plt.show()
 
 # %% [markdown]
 # Yellow is the time a transfer owns `buf`, from the `isend` until the receive reads it. A
-# forward that starts inside a yellow span overwrites unread data: the red arrows deliver the
-# wrong microbatch, silently. Small messages arrive intact here only because they are copied at
-# the `isend`, section 1's reliance on buffering again. The fix: wait before writing, or a second
-# buffer that is waited on before reuse.
+# forward starting inside a yellow span overwrites unread data: the red arrows deliver the wrong
+# microbatch, silently. Small messages survive only because they are copied at the `isend`.
+# Fix: wait before writing, or a second buffer waited on before reuse.
 #
-# Sections 1, 3 and 4 are simulated (transfers take no time, computes take stated times). A
-# real trace adds transfer times; a real hang shows ranks stuck in a send, receive or wait until
-# a watchdog timeout kills the job.
+# Sections 1, 3 and 4 are simulated (transfers take no time); a real hang sits in a send, receive
+# or wait until a watchdog kills the job.
 
 # %% [markdown]
 # ## Explore
 #
-# Each rank exchanges a message with each ring (or chain) neighbour in the chosen order; the
-# table also runs it with synchronous sends. Try:
-# - "send first", 4 ranks: drag the size from 4 MiB below 64 KiB; the cycle disappears, and the
-#   table says the program is still unsafe.
-# - "even ranks send both first": step the ranks from 2 to 8; odd rings deadlock. Switch to a
-#   chain: no wrap link, no cycle.
-# - "post all, then wait": nothing you set makes it deadlock.
+# A neighbour exchange on a ring or chain, also run with synchronous sends. Try:
+# - "send first", 4 ranks: drag the size below 64 KiB; the cycle goes, yet the table says unsafe.
+# - "even ranks send both first": step the ranks from 2 to 8; odd rings deadlock, chains do not.
+# - "post all, then wait": nothing deadlocks.
 
 # %%
 p2p_explorer()
@@ -265,20 +247,19 @@ p2p_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# Answer in the cells marked `YOUR CODE HERE`, then run the grade cell below each: visible checks
-# give quick feedback; hidden tests check more cases when the notebook is graded. While a grade
-# cell calls your function, the `course_lib` routines that would answer it are disabled.
+# Answer in the `YOUR CODE HERE` cells, then run the grade cell below each (hidden tests check
+# more cases at grading). The `course_lib` routines that would answer an exercise are disabled
+# while its grade cell runs.
 #
 # ### Exercise 1 — Predict (2 points)
 #
-# Two ranks exchange one message each way; the transport's eager limit is 64 KiB. For each
-# scenario, does the exchange complete or deadlock? Both ranks run the same code.
+# Two ranks run the same code, one message each way, eager limit 64 KiB. Complete or deadlock?
 #
 # | | each rank runs | message |
 # |---|---|---|
 # | A | `send`, then `recv` | 8 KiB |
 # | B | `send`, then `recv` | 4 MiB |
-# | C | `MPI_Ssend` (synchronous), then `recv` | 8 KiB |
+# | C | `MPI_Ssend`, then `recv` | 8 KiB |
 # | D | `req = isend(...)`, `req.wait()`, then `recv` | 4 MiB |
 # | E | `req = isend(...)`, `recv`, then `req.wait()` | 4 MiB |
 # | F | `recv`, then `send` | 8 KiB |
@@ -304,6 +285,8 @@ check_type("verdicts", verdicts, dict)
 check_names("the keys of verdicts", [str(k) for k in verdicts], list("ABCDEF"))
 for _key in "ABCDEF":
     check_choice(f"verdicts[{_key!r}]", verdicts[_key], verdicts[_key], dict.fromkeys(_options, ""))
+_b_why = "section 1's 16 MiB run: above the eager limit each send waits for a receive"
+check_choice("verdicts['B']", verdicts["B"], "deadlocks", {"deadlocks": "", "completes": _b_why})
 ### BEGIN HIDDEN TESTS
 _why = {
     "A": {"deadlocks": "8 KiB is below the eager limit: both sends return at once"},
@@ -327,14 +310,12 @@ passed("Exercise 1")
 # %% [markdown]
 # ### Exercise 2 — Find the cycle (3 points)
 #
-# Write `find_cycle(waits_for)`. `waits_for` maps each blocked rank to the list of ranks it waits
-# for; a rank that is not a key is not blocked. Return a list of ranks `[r0, r1, ..., r0]` in
-# which each rank waits for the next: a cycle that starts and ends at the smallest rank lying on
-# any cycle (any cycle through that rank is accepted), or `[]` if there is none. The hidden tests
-# include a rank waiting for itself (`[3, 3]`), ranks that wait on a cycle without being on it,
-# two separate cycles, and arrows that close a loop only if you ignore their direction.
-# networkx's cycle routines and `course_lib`'s cycle search and simulator are disabled while your
-# function runs.
+# Write `find_cycle(waits_for)`: `waits_for` maps each blocked rank to the ranks it waits for (a
+# rank that is not a key is not blocked). Return `[r0, r1, ..., r0]`, each rank waiting for the
+# next, starting and ending at the smallest rank on any cycle (any cycle through it counts), or
+# `[]` if there is none. Hidden tests include a self-wait (`[3, 3]`), ranks waiting on a cycle
+# without being on it, and arrows forming a loop only if direction is ignored. networkx's cycle
+# routines are disabled too.
 
 
 # %% nbgrader={"grade": false, "grade_id": "cycle_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -429,14 +410,11 @@ passed("Exercise 2")
 # %% [markdown]
 # ### Exercise 3 — A ring exchange that cannot deadlock (2 points)
 #
-# Write `ring_exchange(num_ranks, rank, nbytes)`: the program of rank `rank` on a ring of
-# `num_ranks` ≥ 2 ranks, which sends `nbytes` to `(rank + 1) % num_ranks` and to
-# `(rank - 1) % num_ranks` and receives `nbytes` from each, as a list of `Send` and `Recv`
-# operations only (blocking, so the order is everything). With 2 ranks both neighbours are the
-# same rank: two sends to it and two receives. The grade cells run all ranks' programs with
-# `simulate_p2p` at eager limit 0 (synchronous sends, as NCCL), with 4 KiB and 16 MiB messages,
-# and at 64 KiB: Exercise 3a for even `num_ranks`, 3b for odd. `exchange_programs` is disabled
-# while your function runs.
+# Write `ring_exchange(num_ranks, rank, nbytes)`: rank `rank`'s program on a ring of `num_ranks`
+# ≥ 2, sending `nbytes` to `(rank + 1) % num_ranks` and to `(rank - 1) % num_ranks` and receiving
+# `nbytes` from each, as a list of `Send` and `Recv` only (blocking: the order is everything).
+# With 2 ranks both neighbours are one rank. The grade cells simulate all ranks at eager limits
+# 0 and 64 KiB: 3a for even `num_ranks`, 3b for odd.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ring_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -474,12 +452,9 @@ passed("Exercise 3b")
 # ### Exercise 4 — The first mismatching collective (1 point)
 #
 # Write `first_mismatch(programs)`: `programs[r]` is rank r's list of operations, collectives
-# mixed with point-to-point operations and computes. Return the index k, counting only the
-# `Collective` calls of each rank from 0, of the first collective call that is not the same on
-# every rank (by `.name`; a rank with no k-th call differs too), or `None` if all ranks call the
-# same sequence. The hidden tests include a rank that makes one call fewer and point-to-point
-# operations between the collectives. `first_mismatching_collective` and `simulate_p2p` are
-# disabled while your function runs.
+# mixed with point-to-point operations and computes. Counting only each rank's `Collective` calls
+# from 0, return the index k of the first call that is not the same on every rank (by `.name`; a
+# rank with no k-th call differs), or `None` if all agree.
 
 
 # %% nbgrader={"grade": false, "grade_id": "mismatch_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -538,6 +513,7 @@ _mismatch_cases = [  # (programs, expected, hints)
     ([[_s, _ar], [_r, _ar]], None, []),
     ([[_ag, _ar, _bc], [_ar, _ag, _bc]], 0, [(None, "compared the sets of calls, not their order"), (1, "counted from 1")]),
     ([[_ar], [_ar], [_ar], []], 0, [(None, "zip() stops at the shorter rank")]),
+    ([[_ar, _bc], [_ar, _ag], [_ar, _bc]], 1, [(None, "only the first and the last rank compared")]),
 ]  # fmt: skip
 with forbid(*_no_delegation, exercise="Exercise 4 (hidden cases)"):
     _mismatch_answers = [
@@ -553,13 +529,13 @@ passed("Exercise 4")
 # %% [markdown]
 # ### Exercise 5 — Which microbatch did the reused buffer corrupt? (2 points)
 #
-# Stage 0 (rank 0) double-buffers its activations; the eager limit is 64 KiB:
+# Stage 0 double-buffers its activations; the eager limit is 64 KiB:
 #
 # ```python
-# for j in range(6):                        # rank 0, two send buffers buf[0] and buf[1]
-#     forward(j, out=buf[j % 2])            # 1.0 ms, writes microbatch j's activation
+# for j in range(6):                        # rank 0, buffers buf[0] and buf[1]
+#     forward(j, out=buf[j % 2])            # 1.0 ms
 #     if j >= 2:
-#         reqs[j - 2].wait()                # the isend that last used buf[j % 2]
+#         reqs[j - 2].wait()                # last isend from buf[j % 2]
 #     reqs[j] = isend(buf[j % 2], dst=1)    # 4 MiB
 # reqs[4].wait(); reqs[5].wait()
 #
@@ -568,8 +544,8 @@ passed("Exercise 4")
 #     forward(j, x)                         # 2.5 ms
 # ```
 #
-# Under section 4's model, set `first_corrupted` to the smallest j for which rank 1's j-th
-# receive delivers another microbatch's activation (an int), or -1 if none does.
+# Under section 4's model, set `first_corrupted` to the smallest j whose receive on rank 1
+# delivers another microbatch's activation (an int), or -1 if none does.
 
 # %% nbgrader={"grade": false, "grade_id": "corrupted_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
@@ -580,8 +556,15 @@ first_corrupted = 1
 
 # %% nbgrader={"grade": true, "grade_id": "corrupted_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 5: first_corrupted, the first microbatch rank 1 receives wrong (an int, -1 for none)."""
-check_type("first_corrupted", first_corrupted, int)
+check_int("first_corrupted", first_corrupted, first_corrupted)  # an int (numpy's too), not a bool
 check_int("first_corrupted is between -1 and 5", int(-1 <= first_corrupted <= 5), 1)
+check_int(
+    "first_corrupted == -1 (no corruption)",
+    int(first_corrupted == -1),
+    0,
+    known_wrong={1: "4 MiB is above the eager limit: an isend reads its buffer when the receive "
+                 "is posted, not at the isend"},
+)  # fmt: skip
 ### BEGIN HIDDEN TESTS
 check_int(
     "first_corrupted",
@@ -602,21 +585,19 @@ passed("Exercise 5")
 # %% [markdown]
 # ### Exercise 6 — Explained answer: it hangs only on the big model (2 points, graded by hand)
 #
-# A pipeline job ran for weeks with a toy model whose stages exchange 32 KiB activations. The same
-# code with hidden size 4,096 and 2,048 tokens per microbatch hangs in its first step: a stack
-# dump shows two adjacent stages, each inside a blocking send to the other. In three or four
-# sentences: why does it hang now and not before, why is "raise the eager limit" the wrong fix,
-# and what fix does not depend on the message size?
+# A pipeline job ran for weeks on a toy model exchanging 32 KiB activations. With hidden size
+# 4,096 and 2,048 tokens per microbatch it hangs at once: two adjacent stages are each in a
+# blocking send to the other. In three or four sentences: why now, why is "raise the eager limit"
+# the wrong fix, and what fix does not depend on the message size?
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_size_hang", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# **Model answer** (the student release replaces this cell). Both stages send, then receive. A
-# 32 KiB message fits under the eager limit, so each send returned after a copy; the new one is
-# 2,048 × 4,096 × 2 bytes = 16 MiB, so each send waits for a receive its peer posts only after its
-# own send returns: a wait-for cycle of two. Raising the limit only moves the size that hangs (and
-# costs buffer memory per peer): the MPI standard calls a program that needs buffering unsafe,
-# the limit may be zero (MPI_Ssend), and NCCL's send blocks at every size. Fix the order: post
-# the receive first (irecv, or a batched isend/irecv such as `batch_isend_irecv`), or order by
-# rank parity so one side of every link receives first; then test at eager limit 0.
+# **Model answer** (the student release replaces this cell). Both stages send, then receive.
+# 32 KiB fit under the eager limit, so each send returned after a copy; 2,048 × 4,096 × 2 bytes
+# = 16 MiB do not, so each send waits for a receive its peer posts only after its own send: a
+# wait-for cycle of two. Raising the limit only moves the size that hangs, at a cost in buffer
+# memory; the limit may be zero (MPI_Ssend), and NCCL's send blocks at any size. Fix the order: post the receive first
+# (irecv, or `batch_isend_irecv`), or order by rank parity so one side of every link receives
+# first; then test at eager limit 0.
 #
 # Rubric: 1 point for the mechanism with sizes (eager below the limit, rendezvous above, the
 # cycle); 1 point for why the limit is the wrong lever and a size-independent fix.
@@ -624,27 +605,30 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Takeaways
 #
-# - A blocking send completes early only if it is buffered: "both send first" hangs only above
-#   the eager limit.
-# - A deadlock is a cycle of blocked ranks in the wait-for graph; break it by ordering (parity
-#   that also survives odd rings), posting receives first, or batching.
+# - "Both send first" completes only while sends are buffered, below the eager limit.
+# - A deadlock is a cycle in the wait-for graph; break it by ordering (a parity that survives odd
+#   rings), posting receives first, or batching.
 # - Collectives match by call order; an `isend`'s buffer belongs to the transfer until its wait.
-# - The trap: passing with small messages proves nothing. Test with synchronous sends (eager
-#   limit 0); asynchronous calls do not make a program safe.
+# - The trap: passing with small messages proves nothing. Test at eager limit 0.
 
 # %% [markdown]
 # ## Going further (optional, ungraded)
 #
-# - Megatron-LM's `_p2p_ops` uses `isend`/`irecv`, not blocking calls; with NCCL each ungrouped
-#   call is still blocking for the GPU stream in issue order, so the order matters as in
-#   Exercise 3. With two pipeline ranks it puts one direction on a second process group so the
-#   two transfers can overlap; `batch_p2p_comm` switches to `_batched_p2p_ops`.
-# - PyTorch's `isend` notes that "tag is not supported with the NCCL backend": matching is by
-#   peer and order only, as in this lesson's model.
-# - When a job hangs, PyTorch's ProcessGroupNCCL documents `TORCH_NCCL_DESYNC_DEBUG` ("helpful in
-#   figuring out the culprit rank of collective desync") and a flight recorder of recent
-#   collectives (`TORCH_NCCL_TRACE_BUFFER_SIZE`, `TORCH_NCCL_DUMP_ON_TIMEOUT`): the per-rank
-#   call sequences that Exercise 4 compares.
-# - The MPI standard's collective chapter ("Correctness") also shows cycles across overlapping
-#   communicators: three ranks, three pairwise communicators, blocking broadcasts in a rotating
-#   order; nonblocking collectives are its way out.
+# - Megatron-LM's `_p2p_ops` uses `isend`/`irecv`, not blocking calls. In PyTorch's
+#   ProcessGroupNCCL (`pointToPoint` in `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`) an
+#   ungrouped send or receive runs on a two-rank communicator keyed by the pair of ranks
+#   (`getKeySendRecv(rank, peer)`), with its own stream. So calls to *different* peers do not
+#   queue behind each other; calls to the *same* peer run in issue order, each blocking for the
+#   GPU until its match, as in this lesson's model. With a `device_id` bound at
+#   `init_process_group` (eager initialisation) the calls can share the group's communicator and
+#   stream, and then every call runs in issue order. With two pipeline ranks next and prev are one
+#   peer, so Megatron-LM puts one direction on a second process group "to allow the overlap of
+#   the independent communications"; `batch_p2p_comm` switches to `_batched_p2p_ops`.
+# - PyTorch's `isend` notes that "tag is not supported with the NCCL backend": matching is by peer
+#   and order only, as in the model.
+# - For a hung job, ProcessGroupNCCL documents `TORCH_NCCL_DESYNC_DEBUG` ("helpful in figuring out
+#   the culprit rank of collective desync") and a flight recorder of recent collectives
+#   (`TORCH_NCCL_TRACE_BUFFER_SIZE`, `TORCH_NCCL_DUMP_ON_TIMEOUT`): the per-rank sequences that
+#   Exercise 4 compares.
+# - MPICH's default device since 3.4 is ch4, with its own eager thresholds per transport; the CH3
+#   limit counts the payload plus a small eager-send header.

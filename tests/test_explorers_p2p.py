@@ -106,6 +106,22 @@ def test_a_cached_background_carries_nothing_over():
     assert used.last_update_ms > 0
 
 
+def test_a_shape_visited_again_draws_in_its_own_rows():
+    """4 -> 8 -> 5 -> 8 -> 5 ranks, then chain and back to ring: every frame, whether its
+    background is new or cached, equals a fresh explorer's at that setting pixel for pixel (the
+    grid's limits and ticks follow the shape, not the last background built)."""
+    fresh = {
+        (p, topology): _pixels(p2p_explorer(num_ranks=p, topology=topology))
+        for p, topology in ((8, "ring"), (5, "ring"), (5, "chain"), (4, "chain"))
+    }
+    used = p2p_explorer(num_ranks=4)
+    path = [(8, "ring"), (5, "ring"), (8, "ring"), (5, "ring"), (5, "chain"), (4, "chain")]
+    path += [(8, "ring"), (5, "chain"), (5, "ring")]
+    for p, topology in path:
+        _set(used, num_ranks=p, topology=topology)
+        assert np.array_equal(_pixels(used), fresh[p, topology]), (p, topology)
+
+
 def test_frames_change_with_the_controls(explorer):
     _set(
         explorer, order="send first (all ranks)", num_ranks=4, message="4 MiB", eager_limit="64 KiB"

@@ -9,10 +9,12 @@ import itertools
 import math
 import random
 import sys
+import time
 
 import networkx as nx
 import pytest
 
+import course_lib.pipeline.p2p as p2p
 from course_lib.pipeline.p2p import (
     ORDERS,
     Collective,
@@ -516,8 +518,39 @@ def test_os_pipe_exchange_completes_below_the_pipe_capacity_and_hangs_above():
     capacity = pipe_capacity()
     assert isinstance(capacity, int) and capacity >= 4096
     small, large = os_pipe_exchange([capacity // 4, 4 * capacity], timeout=1.0)
-    assert small.completed and small.capacity == capacity and small.seconds < 1.0
-    assert not large.completed and large.seconds == pytest.approx(1.0)
+    assert small.started and small.completed and small.capacity == capacity
+    assert small.seconds < 1.0
+    assert large.started and not large.completed and large.seconds == 1.0
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")
+def test_os_pipe_exchange_does_not_count_start_up(monkeypatch):
+    """Children that take 1.2 s to start, with a 0.5 s timeout: the small pair still completes
+    (the timeout counts from both ready signals, not from the launch) and the large one is still
+    reported blocked after exactly the timeout."""
+    slow = "import time\ntime.sleep(1.2)\n" + p2p._BOTH_WRITE_FIRST
+    monkeypatch.setattr(p2p, "_BOTH_WRITE_FIRST", slow)
+    capacity = pipe_capacity()
+    start = time.perf_counter()
+    small, large = os_pipe_exchange([capacity // 4, 4 * capacity], timeout=0.5)
+    assert time.perf_counter() - start >= 1.2 + 0.5
+    assert small.started and small.completed and small.seconds < 0.5
+    assert large.started and not large.completed and large.seconds == 0.5
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")
+def test_os_pipe_exchange_reports_a_pair_that_never_started(monkeypatch):
+    """A pair that does not signal within start_timeout is killed and reported as not started
+    (not as blocked); one whose child exits before signalling is reported at once."""
+    never = "import time\ntime.sleep(30)\n" + p2p._BOTH_WRITE_FIRST
+    monkeypatch.setattr(p2p, "_BOTH_WRITE_FIRST", never)
+    (late,) = os_pipe_exchange([8], timeout=0.2, start_timeout=0.8)
+    assert not late.started and not late.completed and late.seconds == 0.8
+    monkeypatch.setattr(p2p, "_BOTH_WRITE_FIRST", "import sys\nsys.exit(1)\n")
+    start = time.perf_counter()
+    (died,) = os_pipe_exchange([8], timeout=0.2, start_timeout=20.0)
+    assert not died.started and not died.completed and died.seconds < 10.0
+    assert time.perf_counter() - start < 10.0
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -580,5 +613,7 @@ def test_bad_exchange_and_pipe_arguments():
         exchange_programs(2, 8, ring="yes")
     with pytest.raises(ValueError, match="timeout must be > 0"):
         os_pipe_exchange([8], timeout=0)
+    with pytest.raises(ValueError, match="start_timeout must be > 0"):
+        os_pipe_exchange([8], start_timeout=0)
     with pytest.raises(ValueError, match=r"sizes\[1\] must be an int >= 1"):
         os_pipe_exchange([8, 0])

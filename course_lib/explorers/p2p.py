@@ -30,8 +30,9 @@ EAGER_LIMITS: dict[str, int] = {
     "128 KiB (MPICH ch3 default)": 128 * KiB,
     "1 MiB": MiB,
 }
-"""Eager limits the explorer offers (bytes); MPICH's CH3 device switches to rendezvous above
-MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, 131,072 bytes by default."""
+"""Eager limits the explorer offers (bytes); MPICH's CH3 device (its default device before MPICH
+3.4, which made ch4 the default) switches to rendezvous once a message and its eager-send header
+exceed MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, 131,072 bytes by default."""
 ORDER_LABELS: dict[str, str] = {
     "send first (all ranks)": "send_first",
     "receive first (all ranks)": "recv_first",
@@ -128,16 +129,17 @@ class P2PExplorer(Explorer):
         ]  # fmt: skip
 
     def _background(self, num_ranks: int, width: int) -> Any:
-        """The static figure with ``num_ranks`` rows and ``width`` columns, cached per shape."""
+        """The static figure with ``num_ranks`` rows and ``width`` columns, cached per shape; the
+        grid's limits and ticks are set on every call, since the pooled artists draw in them."""
         key = (num_ranks, width)
+        grid = self.axes[0]  # limits and ticks on every frame: a cached background is pixels only
+        grid.set_xlim(-0.6, width - 0.4)
+        grid.set_xticks(range(width))
+        grid.set_ylim(num_ranks - 0.5, -0.5)
+        grid.set_yticks(range(num_ranks), [f"rank {r}" for r in range(num_ranks)])
         if key not in self._backgrounds:
-            grid = self.axes[0]
             for artist in self._pooled():
                 artist.set_visible(False)
-            grid.set_xlim(-0.6, width - 0.4)
-            grid.set_xticks(range(width))
-            grid.set_ylim(num_ranks - 0.5, -0.5)
-            grid.set_yticks(range(num_ranks), [f"rank {r}" for r in range(num_ranks)])
             self._canvas.draw()
             self._backgrounds[key] = self._canvas.copy_from_bbox(self.figure.bbox)
         return self._backgrounds[key]

@@ -362,7 +362,7 @@ def buffer_timeline(run: P2PRun, ax: Axes | None = None, title: str | None = Non
     bands = [sorted({getattr(op, "buffer", "") for op in prog} - {""}) for prog in run.programs]
     for r, names in enumerate(bands):
         for k, name in enumerate(names):
-            ax.text(0, r + 0.275 + 0.14 * k, f"{name} ", ha="right", va="center", fontsize=7)
+            ax.text(0, r + 0.275 + 0.14 * k, f"{name} ", ha="right", va="center", fontsize=9)
     for message in run.messages:
         op = run.programs[message.src][message.src_position]
         buffer = getattr(op, "buffer", "")
@@ -380,8 +380,9 @@ def buffer_timeline(run: P2PRun, ax: Axes | None = None, title: str | None = Non
             )
         )  # fmt: skip
         if message.corrupted:
-            ax.text(message.received, message.dst - 0.36, f"gets mb {message.delivered}, not {message.sent}",
-                    ha="center", va="bottom", fontsize=8, color=WAIT_COLOUR)  # fmt: skip
+            ax.text(message.received + 0.012 * span, message.dst - 0.4,
+                    f"gets mb {message.delivered}, not {message.sent}", ha="left", va="center",
+                    fontsize=8, color=WAIT_COLOUR, bbox=LABEL_BOX, zorder=5)  # beside the arrowhead  # fmt: skip
     ax.set_xlim(0, span * 1.04)
     ax.set_ylim(p - 0.5, -0.55)
     ax.set_yticks(range(p), [f"rank {r}" for r in range(p)])

@@ -665,8 +665,9 @@ ORDERS: dict[str, str] = {
     "send_first": "every rank sends to both neighbours, then receives from both",
     "recv_first": "every rank receives from both neighbours, then sends to both",
     "isend_wait": "isend to each neighbour and wait on it at once, then receive",
-    "even_odd": "Megatron-LM's _p2p_ops order: even ranks send next, receive prev, send prev, "
-    "receive next; odd ranks receive prev, send next, receive next, send prev",
+    "even_odd": "Megatron-LM's _p2p_ops order by rank parity (p2p_communication.py, "
+    "NVIDIA/Megatron-LM commit 2fd6e2b), which survives odd rings; pipe09's Exercise 3 asks for "
+    "such an order, so it is not spelled out here",
     "even_sends_first": "even ranks send to both neighbours first, odd ranks receive from both first",
     "nonblocking": "post both irecvs and both isends, then wait on all four (batch_isend_irecv, "
     "ncclGroupStart/End)",
@@ -686,8 +687,10 @@ def exchange_programs(
     ``order`` (one of ORDERS); ``ring`` wraps rank p - 1 to rank 0, else the ends have one
     neighbour; each rank first computes ``compute_time`` seconds (pipe09).
 
-    An ungrouped NCCL call blocks the GPU stream until its peer's matching call, so Megatron-LM's
-    isend/irecv order in _p2p_ops is modelled as blocking operations in that order."""
+    Megatron-LM's isend/irecv order in _p2p_ops is modelled as blocking operations in issue
+    order: NCCL's contract ("blocking for the GPU" unless grouped). PyTorch's ProcessGroupNCCL
+    gives each peer pair its own communicator and stream by default, so there only calls to the
+    same peer (or all calls, when they share one communicator) run in issue order."""
     p = whole("num_ranks", num_ranks, 1)
     nbytes = whole("nbytes", nbytes, 1)
     if order not in ORDERS:
@@ -744,10 +747,13 @@ def exchange_programs(
 @dataclass(frozen=True)
 class PipeExchange:
     """Two OS processes that both wrote ``nbytes`` to each other over os.pipe before reading:
-    ``completed`` within the timeout or not (then killed), after ``seconds`` (pipe09)."""
+    ``started`` (both signalled ready within the start-up timeout), then ``completed`` within the
+    timeout or not (then killed); ``seconds`` counts from the moment both were ready, or is the
+    start-up time waited if they never were (pipe09)."""
 
     nbytes: int
     capacity: int | None
+    started: bool
     completed: bool
     seconds: float
 
@@ -772,7 +778,9 @@ def pipe_capacity() -> int | None:
 
 _BOTH_WRITE_FIRST = """\
 import os, sys
-out, inp, n = map(int, sys.argv[1:])
+out, inp, ready, n = map(int, sys.argv[1:])
+os.write(ready, b"r")
+os.close(ready)
 view = memoryview(bytes(n))
 while view:
     view = view[os.write(out, view):]
@@ -785,56 +793,105 @@ while left:
 """
 
 
-def os_pipe_exchange(sizes: Iterable[int], timeout: float = 1.5) -> tuple[PipeExchange, ...]:
+def os_pipe_exchange(
+    sizes: Iterable[int], timeout: float = 1.5, *, start_timeout: float = 30.0
+) -> tuple[PipeExchange, ...]:
     """For each size, two processes that each write ``size`` bytes into a pipe to the other and
-    only then read; all pairs run at once, any still running after ``timeout`` seconds is killed
-    (a write larger than the pipe's buffer blocks until the other side reads) (pipe09)."""
+    only then read (a write larger than the pipe's buffer blocks until the other side reads); all
+    pairs run at once (pipe09).
+
+    Each process writes one byte on its pair's ready pipe once its interpreter has started; a
+    pair's ``timeout`` seconds count from the moment both have, so start-up is never taken for a
+    hang. A pair still running ``timeout`` seconds after that is killed (``completed`` False); a
+    pair not ready within ``start_timeout`` seconds of its launch is killed too and reported with
+    ``started`` False."""
+    import select
+
     sizes = [whole(f"sizes[{i}]", n, 1) for i, n in enumerate(sizes)]
-    timeout = seconds("timeout", timeout)
+    timeout, start_timeout = seconds("timeout", timeout), seconds("start_timeout", start_timeout)
     if timeout <= 0:
         raise ValueError("timeout must be > 0 seconds")
+    if start_timeout <= 0:
+        raise ValueError("start_timeout must be > 0 seconds")
     capacity = pipe_capacity()
-    pairs = []
-    start = time.perf_counter()
+    pairs: list[list[subprocess.Popen]] = []
+    ready_fds: list[int] = []
+    launched: list[float] = []
     try:
         for n in sizes:
-            a_to_b, b_to_a = os.pipe(), os.pipe()
-            procs = []
+            a_to_b, b_to_a, ready = os.pipe(), os.pipe(), os.pipe()
+            procs: list[subprocess.Popen] = []
+            pairs.append(procs)
+            ready_fds.append(ready[0])
+            launched.append(time.perf_counter())
             try:
                 for out, inp in ((a_to_b[1], b_to_a[0]), (b_to_a[1], a_to_b[0])):
                     procs.append(
                         subprocess.Popen(
                             [sys.executable, "-I", "-S", "-c", _BOTH_WRITE_FIRST]
-                            + [str(out), str(inp), str(n)],
-                            pass_fds=(out, inp),
+                            + [str(out), str(inp), str(ready[1]), str(n)],
+                            pass_fds=(out, inp, ready[1]),
                             stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL,
                         )
                     )
-            finally:
-                for fd in (*a_to_b, *b_to_a):
+            finally:  # the parent keeps only the ready pipe's read end
+                for fd in (*a_to_b, *b_to_a, ready[1]):
                     os.close(fd)
-                pairs.append(procs)
+        signals = [0] * len(pairs)
+        ready_at: dict[int, float] = {}
         done_at: dict[int, float] = {}
-        deadline = start + timeout
-        while len(done_at) < len(pairs) and time.perf_counter() < deadline:
-            for i, procs in enumerate(pairs):
-                if i not in done_at and all(proc.poll() is not None for proc in procs):
+        failed: dict[int, float] = {}  # both closed the ready pipe without signalling twice
+
+        def pending(i: int, now: float) -> bool:
+            if i in done_at or i in failed:
+                return False
+            if i in ready_at:
+                return now < ready_at[i] + timeout
+            return now < launched[i] + start_timeout
+
+        while True:
+            now = time.perf_counter()
+            waiting = [i for i in range(len(pairs)) if pending(i, now)]
+            if not waiting:
+                break
+            starting = {ready_fds[i]: i for i in waiting if i not in ready_at}
+            readable, _, _ = select.select(list(starting), [], [], 0.005)
+            if not starting:
+                time.sleep(0.005)
+            for fd in readable:
+                i = starting[fd]
+                data = os.read(fd, 2)
+                signals[i] += len(data)
+                if signals[i] >= 2:
+                    ready_at[i] = time.perf_counter()
+                elif not data:
+                    failed[i] = time.perf_counter()
+            for i in waiting:
+                if (
+                    i in ready_at
+                    and i not in done_at
+                    and all(p.poll() is not None for p in pairs[i])
+                ):
                     done_at[i] = time.perf_counter()
-            time.sleep(0.005)
     finally:
         for procs in pairs:
             for proc in procs:
                 if proc.poll() is None:
                     proc.kill()
                 proc.wait()
-    return tuple(
-        PipeExchange(
-            nbytes=n,
-            capacity=capacity,
-            completed=i in done_at and all(proc.returncode == 0 for proc in procs),
-            seconds=(done_at[i] if i in done_at else start + timeout) - start,
-        )
-        for i, (n, procs) in enumerate(zip(sizes, pairs, strict=True))
-    )
+        for fd in ready_fds:
+            os.close(fd)
+    results = []
+    for i, (n, procs) in enumerate(zip(sizes, pairs, strict=True)):
+        started = i in ready_at
+        if i in done_at:
+            spent = done_at[i] - ready_at[i]
+        elif started:
+            spent = timeout
+        else:
+            spent = failed[i] - launched[i] if i in failed else start_timeout
+        completed = i in done_at and all(proc.returncode == 0 for proc in procs)
+        results.append(PipeExchange(n, capacity, started, completed, spent))
+    return tuple(results)

@@ -465,6 +465,19 @@ MUTANTS = [
         grades=("mismatch_tests",),
     ),
     Mutant(
+        name="first_and_last_ranks_only",
+        why="only the first and the last rank compared (zip_longest): a middle rank goes unseen",
+        cells=_mismatch(
+            "    pairs = itertools.zip_longest(calls[0], calls[-1])\n"
+            "    for k, (a, b) in enumerate(pairs):\n"
+            "        if a != b:\n"
+            "            return k\n"
+            "    return None",
+            prelude="import itertools\n\n\n",
+        ),
+        grades=("mismatch_tests",),
+    ),
+    Mutant(
         name="minus_one_for_none",
         why="-1 when every rank agrees, not None",
         cells=_mismatch(
@@ -648,5 +661,11 @@ RIGHT_ANSWERS = [
             prelude="import numpy as np\n\n\n",
         ),
         grades=("mismatch_tests",),
+    ),
+    Mutant(
+        name="corrupted_numpy_int",
+        why="the right microbatch as a numpy integer (an int of numpy's type)",
+        cells=_corrupted("np.int64(1)"),
+        grades=("corrupted_tests",),
     ),
 ]
