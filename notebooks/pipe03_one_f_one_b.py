@@ -55,7 +55,7 @@ GiB = 2**30
 # - **cool-down**: the remaining $w_s$ backwards, in microbatch order,
 #
 # where $p$ is `num_stages` and $m$ is `num_microbatches`. The paper describes the warm-up only
-# in words; the count $w_s$ is Megatron-LM's code: `num_warmup_microbatches` in
+# in words; the count $w_s$ comes from Megatron-LM: `num_warmup_microbatches` in
 # `forward_backward_pipelining_without_interleaving`
 # (`megatron/core/pipeline_parallel/schedules.py`, NVIDIA/Megatron-LM commit 4dabc62) is the
 # pipeline size minus the rank minus 1, clamped to the number of microbatches. What the paper
@@ -412,8 +412,8 @@ passed("Exercise 2")
 # Write `peak_stashes(schedule)`: for a `Schedule` with one stage per rank and only F and B
 # actions, a list with, for each stage, the largest number of microbatches whose activations it
 # holds at once (section 3's lifetimes). Any valid order may come in, not only GPipe's or 1F1B's:
-# the visible check's stage 0 runs `F0 B0 F1 F2 F3 F4 F5 B1 B2 B3 B4 B5`. `schedule.actions[r]` is
-# rank r's list of actions; you do not need to simulate. Besides `Timeline`'s stash counts,
+# the visible check's stage 0 runs `F0 B0 F1 F2 F3 F4 B1 F5 F6 F7 B2 B3 B4 B5 B6 B7`.
+# `schedule.actions[r]` is rank r's list of actions; you do not need to simulate. Besides `Timeline`'s stash counts,
 # cost05's `live_bytes` and `peak` are disabled while your function runs.
 
 
@@ -480,11 +480,13 @@ def _checked_peaks(got, schedule, expected, label):
 
 
 _visible = _custom(
-    ["F0 B0 F1 F2 F3 F4 F5 B1 B2 B3 B4 B5"] + ["F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5"] * 2, "v"
+    ["F0 B0 F1 F2 F3 F4 B1 F5 F6 F7 B2 B3 B4 B5 B6 B7"]
+    + ["F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"] * 2,
+    "v",
 )
 with forbid(*_no_delegation, exercise="Exercise 3"):
     _small = peak_stashes(_visible)
-_checked_peaks(_small, _visible, [5, 1, 1], "peak_stashes(visible 3-stage schedule)")
+_checked_peaks(_small, _visible, [6, 1, 1], "peak_stashes(visible 3-stage schedule)")
 ### BEGIN HIDDEN TESTS
 _schedules = {
     "one_f_one_b(5, 9)": one_f_one_b(5, 9),
@@ -637,9 +639,9 @@ passed("Exercise 4")
 # A stage holds `state_bytes` (weights, gradients and optimizer state) plus `stash_bytes` for each
 # live microbatch. Write
 # `memory_ratio(num_stages, num_microbatches, stage, state_bytes, stash_bytes)`: the stage's peak
-# memory under GPipe divided by its peak under 1F1B, a float. The visible check is stage 0 of
-# $p = 8$, $m = 32$ with 20 GiB of state and 2 GiB per microbatch; the hidden tests include
-# $m < p$ and the last stage.
+# memory under GPipe divided by its peak under 1F1B, a float. The visible checks are stages 0 and
+# 7 of $p = 8$, $m = 32$ with 20 GiB of state and 2 GiB per microbatch; the hidden tests include
+# $m < p$ and other stages.
 
 
 # %% nbgrader={"grade": false, "grade_id": "memory_ratio_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -666,25 +668,35 @@ _no_delegation = [
     (course_pipeline.Timeline, "in_flight"),
     *[(course_pipeline, n) for n in _routes if hasattr(course_pipeline, n)],
 ]
-with forbid(*_no_delegation, exercise="Exercise 5"):
-    _small = memory_ratio(8, 32, 0, 20 * GiB, 2 * GiB)
-check_float(
-    "memory_ratio(8, 32, 0, 20 GiB, 2 GiB)",
-    _small,
-    84 / 36,
-    known_wrong={
-        4.0: "the activations alone: the state is there under both schedules",
-        84 / 34: "p − s − 1 stashes under 1F1B: the warm-up, not the peak",
-        84 / 38: "p − s + 1 stashes: a stage counted from 1",
-        36 / 84: "1F1B's peak over GPipe's: the ratio upside down",
-        2.0: "rounded down: // instead of /",
-        1.0: "p stashes under GPipe: it holds all m",
-    },
-)
+_visible_cases = {  # stage: (right ratio, named mistakes), on p = 8, m = 32, 20 GiB + 2 GiB each
+    0: (
+        84 / 36,
+        {
+            4.0: "the activations alone: the state is there under both schedules",
+            84 / 34: "p − s − 1 stashes under 1F1B: the warm-up, not the peak",
+            84 / 38: "p − s + 1 stashes: a stage counted from 1",
+            36 / 84: "1F1B's peak over GPipe's: the ratio upside down",
+            2.0: "rounded down: // instead of /",
+            1.0: "p stashes under GPipe: it holds all m",
+        },
+    ),
+    7: (
+        84 / 22,
+        {
+            84 / 36: "min(m, p) on every stage: the peak depends on the stage",
+            84 / 20: "p − s − 1 stashes under 1F1B: the warm-up, not the peak",
+            84 / 24: "p − s + 1 stashes: a stage counted from 1",
+        },
+    ),
+}
+for _s, (_right, _wrong) in _visible_cases.items():
+    with forbid(*_no_delegation, exercise="Exercise 5"):
+        _small = memory_ratio(8, 32, _s, 20 * GiB, 2 * GiB)
+    check_float(f"memory_ratio(8, 32, {_s}, 20 GiB, 2 GiB)", _small, _right, known_wrong=_wrong)
 ### BEGIN HIDDEN TESTS
 _cases = [
     (8, 4, 0, 20 * GiB, 2 * GiB),
-    (8, 32, 7, 20 * GiB, 2 * GiB),
+    (12, 40, 11, 16 * GiB, 1 * GiB),
     (16, 64, 3, 12 * GiB, 1.5 * GiB),
     (4, 4, 0, 0.0, 1 * GiB),
     (6, 24, 2, 30 * GiB, 0.5 * GiB),
