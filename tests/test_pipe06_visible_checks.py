@@ -83,7 +83,7 @@ FASTEST = (
     "def fastest_num_microbatches(batch_size, num_stages, efficiency, peak_sample_time):\n"
     "    B, p, peak = batch_size, num_stages, peak_sample_time\n"
     "    div = {{b: e for b, e in efficiency.items() if B % b == 0}}\n"
-    "    costs = {{{key}: {cost} for b, e in {over}.items()}}\n"
+    "    costs = {{{key}: {cost} for b, e in sorted({over}.items(), reverse={reverse})}}\n"
     "    return min(costs, key=costs.get)\n"
 )
 
@@ -97,13 +97,19 @@ FASTEST = (
         ("B // b", "B * peak / e", "div", "the bubble is missing"),
         ("B // b", "(B // b + p - 1) * b * peak * e", "div", "divide by the efficiency"),
         ("b", "(B // b + p - 1) * b * peak / e", "div", "the microbatch size b"),
-        ("-(-B // b)", "(-(-B // b) + p - 1) * b * peak / e", "efficiency", "does not divide"),
+        ("-(-B // b)", "(-(-B // b) + p - 1) * b * peak / e", "efficiency", "m rounded up"),
+        ("B // b", "(B // b + p - 1) * b * peak / e", "efficiency", "m rounded down"),
         ("B // b", "(B // b + p) * b * peak / e", "div", "one slot too many"),
         ("B // b", "(B // b + p - 1) * peak / e", "div", "the b sequences are missing"),
     ],
 )
-def test_fastest_visible_check_names_each_mistake(lesson, key, cost, over, hint):
-    message = _run(lesson, "fastest_tests", FASTEST.format(key=key, cost=cost, over=over))
+@pytest.mark.parametrize("reverse", [False, True], ids=["ascending", "descending"])
+def test_fastest_visible_check_names_each_mistake(lesson, key, cost, over, hint, reverse):
+    """Scanning the sizes in either order gives the same hint: no mistake's (or the right
+    answer's) least step time is tied on the visible table, so no tie-break can pick another
+    mistake's value."""
+    source = FASTEST.format(key=key, cost=cost, over=over, reverse=reverse)
+    message = _run(lesson, "fastest_tests", source)
     if hint:
         assert hint in message, message
     else:
@@ -126,3 +132,17 @@ def test_visible_data_matches_the_hidden_checkers(lesson):
     for value, why in names["FASTEST_EXAMPLE_WRONG"]:
         with pytest.raises(AnswerError, match=re.escape(why)):
             names["_checked_fastest"]("visible", value, big_b, p, eff, peak)
+
+
+def test_visible_hint_values_are_distinct(lesson):
+    """Every named mistake of the visible checks has its own value, none the right one, and its
+    own text, so distinct_hints keeps them all."""
+    names = lesson["names"]
+    for right, wrong in [
+        (names["GAP_EXAMPLE_RIGHT"], names["GAP_EXAMPLE_WRONG"]),
+        (names["FASTEST_EXAMPLE_RIGHT"], names["FASTEST_EXAMPLE_WRONG"]),
+    ]:
+        values = [value for value, _ in wrong]
+        assert right not in values
+        assert len(set(values)) == len(values)
+        assert len({why for _, why in wrong}) == len(wrong)

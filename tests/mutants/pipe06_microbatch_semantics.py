@@ -324,6 +324,22 @@ MUTANTS = [
         grades=("fastest_tests",),
     ),
     Mutant(
+        name="non_divisors_floored",
+        why="every tabulated size, with floor(B/b) microbatches",
+        cells=_fastest(
+            _argmin_over("(B // b + p - 1) * b * peak / e", key="B // b", over="efficiency")
+        ),
+        grades=("fastest_tests",),
+    ),
+    Mutant(
+        name="bubble_ignored_descending",
+        why="minimises m·t(b) alone, scanning the sizes from the largest (ties go to larger b)",
+        cells=_fastest(
+            _argmin_over("B * peak / e", over="dict(sorted(sizes.items(), reverse=True))")
+        ),
+        grades=("fastest_tests",),
+    ),
+    Mutant(
         name="one_slot_too_many",
         why="(m + p)·t(b): an off-by-one in the bubble",
         cells=_fastest(_argmin_over("(B // b + p) * b * peak / e")),
