@@ -9,6 +9,10 @@
   under latency, Megatron-LM's and PyTorch's acceptance rules (pipe04; import it by name).
 - accumulation: gradient accumulation over variable-length microbatches, the error of the mean of
   means, batch-dependent normalisation, step time against m (pipe06; import it by name).
+- stash: a numpy MLP with dropout, a stash keyed by (stage, microbatch), recomputation with its
+  random state and side effects, stash bytes and the best recompute plan (pipe05; import by name).
+- p2p: per-rank send/recv/isend/irecv/wait/collective programs, a matching simulator with an
+  eager limit, wait-for cycles, collective order, a real os.pipe exchange (pipe09; import by name).
 - verify: verify(actions, ...) -> the Violations of identity, dependency, placement, memory,
   weight-version, progress and numeric rules, for any per-rank action lists (pipe10).
 - versions: weight versions per (stage, microbatch) under flushed, stashing and 2BW policies,
