@@ -24,6 +24,7 @@ from course_lib.checks import (
     check_choice,
     check_int,
     check_names,
+    check_range,
     check_type,
     distinct_hints,
     forbid,
@@ -81,14 +82,14 @@ def check_ring_exchange(exchange, num_ranks, nbytes, eager_limits, exercise):
 #
 # In the 1F1B steady state (pipe03) stage $s$ sends an activation down while stage $s + 1$
 # sends a gradient up; written the obvious way, each sends, then receives. A blocking send
-# returns once its buffer may be reused (MPI 4.0, §3.4), and libraries pick a protocol by size:
+# returns once its buffer may be reused (MPI 4.0, §3.4); libraries pick a protocol by size:
 #
 # - **eager**, up to an *eager limit*: the data is copied to the receiver; the send returns at once;
 # - **rendezvous**, above it: the sender waits for the matching receive.
 #
-# The limit is the implementation's: MPICH's CH3 device (its default before MPICH 3.4) switches
-# at `MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE`, 131,072 bytes by default. `simulate_p2p` runs one
-# program per rank under this model: a 32 KiB toy activation and a 16 MiB real one, limit 64 KiB:
+# The implementation sets the limit: MPICH's CH3 device (default before MPICH 3.4) uses
+# `MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE`, 131,072 bytes by default. `simulate_p2p` runs one program
+# per rank under this model, for a 32 KiB toy activation and a 16 MiB real one, limit 64 KiB:
 
 
 # %%
@@ -110,24 +111,22 @@ program_grids(runs)
 plt.show()
 
 # %% [markdown]
-# Each row is one rank's program. At 32 KiB both sends return at once (green: eager copies). At
-# 16 MiB each send waits for a receive its peer posts only after its own send: the orange-red boxes
-# wait forever: the same code, past the limit.
+# Rows are ranks. At 32 KiB both sends return at once (green: eager copies); at 16 MiB each send
+# waits for a receive its peer posts only after its own send, so the orange-red boxes wait forever.
 #
 # MPI 4.0 (§3.5) files this program as "An exchange that relies on buffering" and calls a program
-# "'safe' if no message buffering is required for the program to complete"; MPI 4.1 drops the
-# word: a portable program "should not rely on message buffering". So the toy run is unsafe too:
-# the limit may be zero, and `MPI_Ssend` completes only once its receive has started (§3.4).
-# NCCL's `ncclSend` "is blocking for the GPU" unless fused in a group call (NCCL User Guide,
-# "Point To Point Communication Functions"): model NCCL with `eager_limit=0`.
+# "'safe' if no message buffering is required for the program to complete"; MPI 4.1 says a
+# portable program "should not rely on message buffering". So the toy run is unsafe too: the
+# limit may be zero, and `MPI_Ssend` completes only once its receive has started (§3.4). NCCL's
+# `ncclSend` "is blocking for the GPU" unless grouped (NCCL User Guide, "Point To Point
+# Communication Functions"): model NCCL with `eager_limit=0`.
 
 # %% [markdown]
 # ## 2. The kernel's pipe buffer is an eager limit you can measure
 #
 # Two processes joined by two pipes each write a message to the other, then read. A write returns
-# once the kernel holds the bytes; a pipe holds 16 pages, 65,536 bytes with 4 KiB pages
-# (pipe(7); `F_GETPIPE_SZ` reports it). Above that both writers wait. Each pair gets 1 s once
-# both processes run, then is killed.
+# once the kernel holds the bytes; a pipe holds 16 pages, 65,536 bytes with 4 KiB pages (pipe(7);
+# `F_GETPIPE_SZ`). Above that both writers wait; 1 s after both start, the pair is killed.
 
 # %%
 capacity = pipe_capacity()  # None where the system does not report it (not Linux)
@@ -135,13 +134,7 @@ limit = capacity or 64 * KiB
 print(f"pipe capacity: {capacity} bytes" if capacity else "pipe capacity unknown; trying 64 KiB")
 try:
     for result in os_pipe_exchange([limit // 4, limit, 4 * limit], timeout=1.0):
-        if not result.started:
-            outcome = f"the processes did not start within {result.seconds:.0f} s (not a hang)"
-        elif result.completed:
-            outcome = f"completed {result.seconds * 1e3:.1f} ms after both processes were ready"
-        else:
-            outcome = f"still blocked {result.seconds:.1f} s after both were ready: killed"
-        print(f"{result.nbytes:>9,} bytes each way: {outcome}")
+        print(result.describe())
 except OSError as error:  # some sandboxes refuse to start processes
     print(f"could not start the two processes here: {error}")
 
@@ -153,11 +146,11 @@ except OSError as error:  # some sandboxes refuse to start processes
 # ## 3. A deadlock is a cycle in the wait-for graph
 #
 # A blocked rank waits for the ranks that must act to release it (a send for its receiver, a
-# collective for every rank not yet in it). With an arrow from each blocked rank to each rank it waits for, a **deadlock** is a cycle in
+# collective for every rank not yet in it). Draw an arrow to each: a **deadlock** is a cycle in
 # this *wait-for graph* (Coffman et al. 1971, "System Deadlocks": circular wait).
 #
-# An interleaved pipeline (pipe04) is a ring: rank $p - 1$ feeds rank 0. If every rank sends to
-# both neighbours first, the arrows go round. Parity (even ranks send first, odd ranks receive
+# An interleaved pipeline (pipe04) is a ring: rank $p - 1$ feeds rank 0. If every rank first
+# sends to both neighbours, the arrows go round. Parity (even ranks send first, odd ranks receive
 # first) breaks the cycle, but on a ring of odd $p$, ranks $p - 1$ and $0$ are both even:
 
 # %%
@@ -173,15 +166,15 @@ wait_for_graphs(ring_runs)
 plt.show()
 
 # %% [markdown]
-# Circles are ranks (orange-red: blocked), arrows "waits for" (the cycle thick). Right: ranks 4 and 0 send to each other first; ranks 1 to 3 wait
-# on them without being on the cycle. Megatron-LM's `_p2p_ops`
-# (`megatron/core/pipeline_parallel/p2p_communication.py`, NVIDIA/Megatron-LM commit `2fd6e2b`)
-# also orders by rank parity, in an order that survives odd $p$ (Exercise 3). Other fixes: post
-# receives first, or batch (`torch.distributed.batch_isend_irecv`, NCCL group calls).
+# Circles are ranks (orange-red: blocked), arrows "waits for" (the cycle thick). Right: ranks 4
+# and 0 send to each other first; ranks 1 to 3 wait on them, off the cycle. Megatron-LM's
+# `_p2p_ops` (`megatron/core/pipeline_parallel/p2p_communication.py`, NVIDIA/Megatron-LM commit
+# `2fd6e2b`) also orders by parity, in a way that survives odd $p$ (Exercise 3). Other fixes:
+# post receives first, or batch (`torch.distributed.batch_isend_irecv`, NCCL group calls).
 #
 # Collectives match by order, not by name: "The starting order of collective operations on a
-# particular communicator defines their matching" (MPI 4.0, §6.14). One extra call on one rank,
-# say a logging all-reduce on the last stage, derails every call after it:
+# particular communicator defines their matching" (MPI 4.0, §6.14). One extra call on one rank
+# (a logging all-reduce on the last stage) derails every call after it:
 
 # %%
 logged = [[Collective("all_reduce"), Collective("broadcast")] for _ in range(3)]
@@ -191,9 +184,9 @@ print(first_mismatching_collective(logged))
 # %% [markdown]
 # ## 4. An asynchronous send's buffer belongs to the transfer until its wait
 #
-# `isend` returns at once, but it is not a copy: "The sender should not modify any part of the
+# `isend` returns at once but is not a copy: "The sender should not modify any part of the
 # send buffer after a nonblocking send operation is called, until the send completes" (MPI 4.0,
-# §3.7.2; PyTorch's `isend` says the same). In the model an eager send copies its buffer at the
+# §3.7.2; likewise PyTorch's `isend`). In the model an eager send copies its buffer at the
 # `isend`, a rendezvous send reads it when the receive is posted, and a `Compute` writes from its
 # start. Stage 0 reuses one buffer, waiting for the previous `isend` only after writing the next
 # microbatch; stage 1 is slower:
@@ -225,18 +218,18 @@ buffer_timeline(reused)
 plt.show()
 
 # %% [markdown]
-# Yellow is the time a transfer owns `buf`, from the `isend` until the receive reads it. A
-# forward starting inside a yellow span overwrites unread data: the red arrows deliver the wrong
-# microbatch, silently. Small messages survive only because they are copied at the `isend`.
-# Fix: wait before writing, or a second buffer waited on before reuse.
+# Yellow: a transfer owns `buf`, from the `isend` until the receive reads it. A forward starting
+# inside a yellow span overwrites unread data: the red arrows deliver the wrong microbatch,
+# silently. Small messages survive only because the `isend` copies them. Fix: wait before
+# writing, or a second buffer waited on before reuse.
 #
 # Sections 1, 3 and 4 are simulated (transfers take no time); a real hang sits in a send, receive
-# or wait until a watchdog kills the job.
+# or wait until a watchdog kills it.
 
 # %% [markdown]
 # ## Explore
 #
-# A neighbour exchange on a ring or chain, also run with synchronous sends. Try:
+# A neighbour exchange on a ring or chain, also with synchronous sends. Try:
 # - "send first", 4 ranks: drag the size below 64 KiB; the cycle goes, yet the table says unsafe.
 # - "even ranks send both first": step the ranks from 2 to 8; odd rings deadlock, chains do not.
 # - "post all, then wait": nothing deadlocks.
@@ -248,8 +241,8 @@ p2p_explorer()
 # ## Exercises
 #
 # Answer in the `YOUR CODE HERE` cells, then run the grade cell below each (hidden tests check
-# more cases at grading). The `course_lib` routines that would answer an exercise are disabled
-# while its grade cell runs.
+# more at grading). `course_lib` routines that would answer an exercise are disabled in its grade
+# cell.
 #
 # ### Exercise 1 — Predict (2 points)
 #
@@ -285,19 +278,24 @@ check_type("verdicts", verdicts, dict)
 check_names("the keys of verdicts", [str(k) for k in verdicts], list("ABCDEF"))
 for _key in "ABCDEF":
     check_choice(f"verdicts[{_key!r}]", verdicts[_key], verdicts[_key], dict.fromkeys(_options, ""))
-_b_why = "section 1's 16 MiB run: above the eager limit each send waits for a receive"
+_b_why = (
+    "both sends return before their receives are posted, as they do only below the eager limit; "
+    "4 MiB is above it (section 1's 16 MiB run)"
+)
 check_choice("verdicts['B']", verdicts["B"], "deadlocks", {"deadlocks": "", "completes": _b_why})
 ### BEGIN HIDDEN TESTS
 _why = {
-    "A": {"deadlocks": "8 KiB is below the eager limit: both sends return at once"},
-    "B": {"completes": "4 MiB is above the eager limit: each send waits for a receive"},
-    "C": {"completes": "a synchronous send waits for its receive at any size: 'small messages "
-          "never deadlock' relies on buffering"},
-    "D": {"completes": "an isend waited on at once is a blocking send: asynchronous calls do not "
-          "guarantee progress"},
-    "E": {"deadlocks": "both receives are posted while the isends are in flight, so each send "
-          "finds its receive"},
-    "F": {"completes": "a receive waits for its send whatever the size: both wait forever"},
+    "A": {"deadlocks": "each send waits for its receive, but 8 KiB is below the eager limit: "
+          "both sends return at once"},
+    "B": {"completes": _b_why},
+    "C": {"completes": "the synchronous send returns before its receive starts; it never does, "
+          "at any size ('small messages never deadlock' relies on buffering)"},
+    "D": {"completes": "an isend waited on at once lets each rank go on to its recv; it is a "
+          "blocking send (asynchronous calls do not guarantee progress)"},
+    "E": {"deadlocks": "a send finds no receive, but both receives are posted while the isends "
+          "are in flight, so each send finds one"},
+    "F": {"completes": "a receive returns before its send is posted; it waits for its send at "
+          "any size, so both wait forever"},
 }  # fmt: skip
 _expected = {"A": "completes", "B": "deadlocks", "C": "deadlocks", "D": "deadlocks"}
 _expected |= {"E": "completes", "F": "deadlocks"}
@@ -311,11 +309,11 @@ passed("Exercise 1")
 # ### Exercise 2 — Find the cycle (3 points)
 #
 # Write `find_cycle(waits_for)`: `waits_for` maps each blocked rank to the ranks it waits for (a
-# rank that is not a key is not blocked). Return `[r0, r1, ..., r0]`, each rank waiting for the
+# rank not a key is not blocked). Return `[r0, r1, ..., r0]`, each rank waiting for the
 # next, starting and ending at the smallest rank on any cycle (any cycle through it counts), or
 # `[]` if there is none. Hidden tests include a self-wait (`[3, 3]`), ranks waiting on a cycle
-# without being on it, and arrows forming a loop only if direction is ignored. networkx's cycle
-# routines are disabled too.
+# from outside it, and arrows that loop only if direction is ignored. networkx's cycle routines
+# are disabled too.
 
 
 # %% nbgrader={"grade": false, "grade_id": "cycle_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -412,9 +410,9 @@ passed("Exercise 2")
 #
 # Write `ring_exchange(num_ranks, rank, nbytes)`: rank `rank`'s program on a ring of `num_ranks`
 # ≥ 2, sending `nbytes` to `(rank + 1) % num_ranks` and to `(rank - 1) % num_ranks` and receiving
-# `nbytes` from each, as a list of `Send` and `Recv` only (blocking: the order is everything).
-# With 2 ranks both neighbours are one rank. The grade cells simulate all ranks at eager limits
-# 0 and 64 KiB: 3a for even `num_ranks`, 3b for odd.
+# `nbytes` from each, as a list of `Send` and `Recv` only (blocking: order is everything). With 2
+# ranks both neighbours are one rank. The grade cells simulate all ranks at eager limits 0 and
+# 64 KiB: 3a for even `num_ranks`, 3b for odd.
 
 
 # %% nbgrader={"grade": false, "grade_id": "ring_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -451,10 +449,10 @@ passed("Exercise 3b")
 # %% [markdown]
 # ### Exercise 4 — The first mismatching collective (1 point)
 #
-# Write `first_mismatch(programs)`: `programs[r]` is rank r's list of operations, collectives
-# mixed with point-to-point operations and computes. Counting only each rank's `Collective` calls
-# from 0, return the index k of the first call that is not the same on every rank (by `.name`; a
-# rank with no k-th call differs), or `None` if all agree.
+# Write `first_mismatch(programs)`: `programs[r]` is rank r's operations, collectives mixed with
+# point-to-point operations and computes. Counting only each rank's `Collective` calls from 0,
+# return the index k of the first call not the same on every rank (by `.name`; a rank with no
+# k-th call differs), or `None` if all agree.
 
 
 # %% nbgrader={"grade": false, "grade_id": "mismatch_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -545,7 +543,7 @@ passed("Exercise 4")
 # ```
 #
 # Under section 4's model, set `first_corrupted` to the smallest j whose receive on rank 1
-# delivers another microbatch's activation (an int), or -1 if none does.
+# delivers another microbatch's activation (an int), or -1 if none.
 
 # %% nbgrader={"grade": false, "grade_id": "corrupted_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
@@ -557,14 +555,10 @@ first_corrupted = 1
 # %% nbgrader={"grade": true, "grade_id": "corrupted_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 5: first_corrupted, the first microbatch rank 1 receives wrong (an int, -1 for none)."""
 check_int("first_corrupted", first_corrupted, first_corrupted)  # an int (numpy's too), not a bool
-check_int("first_corrupted is between -1 and 5", int(-1 <= first_corrupted <= 5), 1)
-check_int(
-    "first_corrupted == -1 (no corruption)",
-    int(first_corrupted == -1),
-    0,
-    known_wrong={1: "4 MiB is above the eager limit: an isend reads its buffer when the receive "
-                 "is posted, not at the isend"},
-)  # fmt: skip
+check_range("first_corrupted", first_corrupted, -1, 5, what="-1 or a microbatch 0 to 5")
+_copied = "-1 would mean every isend copied its buffer; 4 MiB is above the eager limit, so an "
+_copied += "isend reads its buffer when the receive is posted"
+check_range("first_corrupted", first_corrupted, 0, 5, what=_copied)
 ### BEGIN HIDDEN TESTS
 check_int(
     "first_corrupted",
@@ -573,10 +567,8 @@ check_int(
     known_wrong={
         3: "the microbatch rank 1 received in place of microbatch 1",
         2: "an overwrite counted from the end of the forward; it starts corrupting at its start",
-        -1: "4 MiB is above the eager limit: the isend reads the buffer when the receive is "
-        "posted, not at the isend",
-        0: "microbatch 0 is received at 1 ms, before any forward writes buf[0] again",
-        4: "microbatch 4 is received intact; look earlier",
+        0: "microbatch 0, received at 1 ms, before any forward writes buf[0] again",
+        4: "microbatch 4, which is received intact; look earlier",
     },
 )
 ### END HIDDEN TESTS
@@ -586,18 +578,18 @@ passed("Exercise 5")
 # ### Exercise 6 — Explained answer: it hangs only on the big model (2 points, graded by hand)
 #
 # A pipeline job ran for weeks on a toy model exchanging 32 KiB activations. With hidden size
-# 4,096 and 2,048 tokens per microbatch it hangs at once: two adjacent stages are each in a
-# blocking send to the other. In three or four sentences: why now, why is "raise the eager limit"
-# the wrong fix, and what fix does not depend on the message size?
+# 4,096 and 2,048 tokens per microbatch it hangs at once, two adjacent stages each in a blocking
+# send to the other. In three or four sentences: why now, why is "raise the eager limit" the
+# wrong fix, and what fix does not depend on the message size?
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "explain_size_hang", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Model answer** (the student release replaces this cell). Both stages send, then receive.
 # 32 KiB fit under the eager limit, so each send returned after a copy; 2,048 × 4,096 × 2 bytes
-# = 16 MiB do not, so each send waits for a receive its peer posts only after its own send: a
-# wait-for cycle of two. Raising the limit only moves the size that hangs, at a cost in buffer
-# memory; the limit may be zero (MPI_Ssend), and NCCL's send blocks at any size. Fix the order: post the receive first
-# (irecv, or `batch_isend_irecv`), or order by rank parity so one side of every link receives
-# first; then test at eager limit 0.
+# = 16 MiB do not, so each send waits for a receive its peer posts after its own send: a
+# wait-for cycle of two. A higher limit only moves the size that hangs and costs buffer memory;
+# the limit may be zero (MPI_Ssend), and NCCL's send blocks at any size. Fix the order: post the
+# receive first (irecv, `batch_isend_irecv`), or order by rank parity so one side of every link
+# receives first; then test at eager limit 0.
 #
 # Rubric: 1 point for the mechanism with sizes (eager below the limit, rendezvous above, the
 # cycle); 1 point for why the limit is the wrong lever and a size-independent fix.

@@ -553,6 +553,26 @@ def test_os_pipe_exchange_reports_a_pair_that_never_started(monkeypatch):
     assert time.perf_counter() - start < 10.0
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")
+def test_os_pipe_exchange_describes_each_outcome(monkeypatch):
+    """The lesson prints describe(): a completed pair's time in ms, a blocked pair's timeout, and a
+    pair that never started with no time at all (a child that dies at once waited ~0 s, which
+    must not read as "did not start within 0 s")."""
+    capacity = pipe_capacity()
+    small, large = os_pipe_exchange([capacity // 4, 4 * capacity], timeout=0.3)
+    assert small.describe().startswith(f"{capacity // 4:>9,} bytes each way: completed ")
+    assert small.describe().endswith(" ms after both processes were ready")
+    ms = float(small.describe().split("completed ")[1].split(" ms")[0])
+    assert ms == pytest.approx(small.seconds * 1e3, abs=0.05)
+    assert large.describe() == (
+        f"{4 * capacity:>9,} bytes each way: still blocked 0.3 s after both were ready: killed"
+    )
+    monkeypatch.setattr(p2p, "_BOTH_WRITE_FIRST", "import sys\nsys.exit(1)\n")
+    (died,) = os_pipe_exchange([8], timeout=0.2, start_timeout=20.0)
+    assert died.seconds < 10.0  # the wait until the child failed, not the start-up timeout
+    assert died.describe() == "        8 bytes each way: the processes did not start (not a hang)"
+
+
 # --- bad input ------------------------------------------------------------------------------
 
 

@@ -757,6 +757,17 @@ class PipeExchange:
     completed: bool
     seconds: float
 
+    def describe(self) -> str:
+        """The outcome in words. A pair that never started gets no time: ``seconds`` is then the
+        wait until a child failed (possibly ~0 s) or the start-up timeout, not a hang's length."""
+        if not self.started:
+            outcome = "the processes did not start (not a hang)"
+        elif self.completed:
+            outcome = f"completed {self.seconds * 1e3:.1f} ms after both processes were ready"
+        else:
+            outcome = f"still blocked {self.seconds:.1f} s after both were ready: killed"
+        return f"{self.nbytes:>9,} bytes each way: {outcome}"
+
 
 def pipe_capacity() -> int | None:
     """Capacity in bytes of a new os.pipe() (fcntl F_GETPIPE_SZ, Linux; 16 pages by default since
