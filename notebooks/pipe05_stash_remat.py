@@ -13,8 +13,8 @@
 # - compute what no, selective and full recomputation stash and what they add to a step, and
 #   choose per layer what to recompute under a memory budget.
 #
-# **What you need:** pipe03 (how many stashes 1F1B holds per stage); cost05's activation bytes
-# per layer help. numpy: matrix products and `default_rng`.
+# **What you need:** pipe03 (how many stashes 1F1B holds per stage); cost05 (activation bytes
+# per layer) helps with section 3. numpy: matrix products and `default_rng`.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # %matplotlib inline
@@ -352,6 +352,7 @@ def recompute_extra_time(policy, num_stages, num_microbatches, forward_time, bac
 import course_lib.pipeline as course_pipeline
 import course_lib.pipeline.accumulation as course_accumulation
 import course_lib.pipeline.formulas as course_formulas
+import course_lib.pipeline.imbalance as course_imbalance
 import course_lib.pipeline.interleaving as course_interleaving
 import course_lib.pipeline.p2p as course_p2p
 
@@ -368,6 +369,10 @@ no_delegation = [  # this lesson's step time and every makespan or bubble routin
     (course_interleaving, "interleaved_makespan"),
     (course_interleaving, "step_times"),
     (course_accumulation, "step_times"),
+    (course_imbalance, "gpipe_makespan"),
+    (course_imbalance, "slowest_stage_makespan"),
+    (course_imbalance, "makespan_lower_bound"),
+    (course_imbalance, "partition_step_time"),
 ]
 with forbid(*no_delegation, exercise="Exercise 1b"):
     full_case = recompute_extra_time("full", 4, 8, 10e-3, 20e-3, 1e-3)
@@ -436,7 +441,8 @@ passed("Exercise 1b")
 # `("get", stage, microbatch)`; return the values the gets return, as a list in order. A get
 # returns the value put under the same (stage, microbatch) and removes it. A get of a key not
 # held raises `KeyError`; a put of a key already held raises `ValueError`. The hidden tests
-# include two stages on one rank, backwards out of forward order, and a second get of a key.
+# include two stages on one rank, backwards out of forward order, a second get of a key, values
+# such as `0` and `None`, and stage numbers above 9.
 
 
 # %% nbgrader={"grade": false, "grade_id": "stash_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -535,6 +541,65 @@ for name, (_, expected) in valid.items():
     check_names(f"replay_stash({name})", valid_got[name], expected, ordered=True)
 for name, (_, expected) in misuse.items():
     check_names(f"replay_stash({name}) raises", [misuse_got[name]], [expected], ordered=True)
+joined = ("two of these distinct keys collide, as they do when joined into one string or number "
+          "(str(stage) + str(microbatch), 10·stage + microbatch): key by the (stage, microbatch) "
+          "pair, not a joined string")  # fmt: skip
+odd = {  # (operations, the gets' values as repr, a hint per wrong outcome)
+    "values 0, '' and None": (
+        [("put", 0, 0, 0), ("put", 0, 1, ""), ("put", 0, 2, None), ("get", 0, 1), ("get", 0, 2),
+         ("get", 0, 0)],
+        ["''", "None", "0"],
+        {"KeyError": "a held value of 0, '' or None taken as not held: a value is held whatever "
+         "it is; test the key (key in held), not the value",
+         "ValueError": "each of these keys is put once",
+         "other values": "a get returns the value put itself, 0, '' or None included"},
+    ),
+    "keys (1, 11), (11, 1) and (2, 1)": (
+        [("put", 1, 11, "s1m11"), ("put", 11, 1, "s11m1"), ("put", 2, 1, "s2m1"),
+         ("get", 11, 1), ("get", 2, 1), ("get", 1, 11)],
+        ["'s11m1'", "'s2m1'", "'s1m11'"],
+        {"KeyError": joined, "ValueError": joined, "other values": joined},
+    ),
+}  # fmt: skip
+reput = {  # a second put while a falsy value is held
+    "a second put of a key holding 0": [("put", 1, 3, 0), ("put", 1, 3, "b")],
+    "a second put of a key holding None": [("put", 2, 2, None), ("put", 2, 2, None)],
+}
+with forbid(*no_delegation, exercise="Exercise 2 (hidden cases)"):
+    odd_got, reput_got = {}, {}
+    for name, (ops, _, _) in odd.items():
+        try:
+            odd_got[name] = replay_stash(ops)
+        except (KeyError, ValueError) as err:
+            odd_got[name] = type(err).__name__
+    for name, ops in reput.items():
+        try:
+            replay_stash(ops)
+            reput_got[name] = "returned"
+        except (KeyError, ValueError) as err:
+            reput_got[name] = type(err).__name__
+        except (TypeError, IndexError):
+            reput_got[name] = "another error"
+for name, (_, expected, hints) in odd.items():
+    got = odd_got[name]
+    if not isinstance(got, str):
+        check_type(f"replay_stash({name})", got, list, tuple)
+        got = "the values put" if [repr(v) for v in got] == expected else "other values"
+    check_choice(f"replay_stash({name})", got, "the values put", {
+        "the values put": "each get returned the value put under its key",
+        "KeyError": f"a KeyError on a valid sequence: {hints['KeyError']}",
+        "ValueError": f"a ValueError on a valid sequence: {hints['ValueError']}",
+        "other values": f"other values than those put: {hints['other values']}",
+    })  # fmt: skip
+for name in reput:
+    value = name.rsplit(" ", 1)[1]
+    check_choice(f"replay_stash({name}) raises", reput_got[name], "ValueError", {
+        "ValueError": "a put of a key already held raises ValueError",
+        "returned": f"the put went through: a held {value} is still held, so the second put "
+        "must raise ValueError; test the key (key in held), not the value",
+        "KeyError": "KeyError for a repeated put: a put of a key already held raises ValueError",
+        "another error": "an error other than ValueError for a repeated put",
+    })  # fmt: skip
 ### END HIDDEN TESTS
 passed("Exercise 2")
 
@@ -589,25 +654,50 @@ with forbid(*no_delegation, exercise="Exercise 3"):
     got_ = [recompute_gradient(params, e, targets[j], DROP_PROB) for j, e in enumerate(entries_)]
 reseed_cache_ = mlp_forward(params, inputs[1], np.random.default_rng(STAGE_SEED), DROP_PROB)[1]
 reseeded_ = mlp_backward(params, reseed_cache_, targets[1])
-masks_ = {
-    "the forward's": "the masks the forward drew",
+looks_like = {
+    "the forward's gradient": "the gradient the stored activations give",
+    "not a gradient": "a dict without the keys W1, b1, W2, b2 (mlp_forward's cache?): return "
+    "mlp_backward(params, cache, target)",
     "reseeded": "default_rng(STAGE_SEED) again: it replays microbatch 0's draws, not microbatch "
     "1's, which started further along the stream",
     "no dropout": "the rerun without dropout: the forward dropped units with drop_prob",
-    "other": "other masks than the forward's: a generator not set to saved['rng_state'] (a fresh "
-    "one, or one that drew before the rerun) draws different ones",
+    "keep probability": "the forward's generator state, but 1 − drop_prob as the drop rate: "
+    "drop_prob is the probability of dropping a unit",
+    "another target": "the forward's masks, but another microbatch's target: use the target "
+    "argument",
+    "other": "neither the forward's gradient nor a known mistake: check that the generator is "
+    "set to saved['rng_state'] just before the rerun (a fresh one, or one that drew first, "
+    "draws other masks), that the rerun uses drop_prob, and that you return "
+    "mlp_backward(params, cache, target)",
 }
+
+
+def restored(state):
+    """A generator set to a saved bit_generator state."""
+    g = np.random.default_rng()
+    g.bit_generator.state = state
+    return g
+
+
 for j in range(2):  # microbatch 1's draws start where microbatch 0's ended
     check_type(f"recompute_gradient(..., microbatch {j})", got_[j], dict)
     undropped_ = mlp_forward(params, inputs[j], np.random.default_rng(0), 0.0)[1]
+    kept_ = mlp_forward(params, inputs[j], restored(entries_[j]["rng_state"]), 1 - DROP_PROB)[1]
     looks = "other"
     if same_gradient(got_[j], mlp_backward(params, caches_[j], targets[j])):
-        looks = "the forward's"
+        looks = "the forward's gradient"
+    elif sorted(map(str, got_[j])) != sorted(PARAM_NAMES):
+        looks = "not a gradient"
     elif j == 1 and same_gradient(got_[1], reseeded_):
         looks = "reseeded"
     elif same_gradient(got_[j], mlp_backward(params, undropped_, targets[j])):
         looks = "no dropout"
-    check_choice(f"recompute_gradient(microbatch {j}): the masks", looks, "the forward's", masks_)
+    elif same_gradient(got_[j], mlp_backward(params, kept_, targets[j])):
+        looks = "keep probability"
+    elif same_gradient(got_[j], mlp_backward(params, caches_[j], targets[1 - j])):
+        looks = "another target"
+    check_choice(f"recompute_gradient(microbatch {j}) looks like", looks,
+                 "the forward's gradient", looks_like)  # fmt: skip
     for k in PARAM_NAMES:  # numpy arrays, as mlp_backward returns them
         check_array(f"recompute_gradient(microbatch {j})[{k!r}]", got_[j].get(k),
                     mlp_backward(params, caches_[j], targets[j])[k], rtol=1e-12, atol=1e-15)  # fmt: skip
@@ -669,10 +759,26 @@ def judge(name, got, keep, inputs_, times, budget, hints):
     """The chosen set is distinct valid layers, fits the budget, and is as fast as the best."""
     check_type(name, got, tuple, list, set, frozenset)
     n, layers_ = len(keep), list(got)
+    flags = all(type(i) in (bool, np.bool_) or (type(i) in (int, np.int64, np.int32) and i in (0, 1))
+                for i in layers_)  # fmt: skip
+    repeats = len(set(layers_)) < len(layers_)
+    if (
+        flags
+        and len(layers_) == n
+        and (repeats or any(type(i) in (bool, np.bool_) for i in layers_))
+    ):
+        check_choice(f"{name}: the form", "one 0/1 flag per layer", "layer numbers", {
+            "layer numbers": "the layers to recompute",
+            "one 0/1 flag per layer": "return the numbers of the layers to recompute, e.g. "
+            "(0, 2) for layers 0 and 2, not a flag per layer",
+        })  # fmt: skip
     for i in layers_:
         check_type(f"{name}: layer {i!r}", i, int, np.int64, np.int32)
-        check_range(f"{name}: layer {i}", i, 0, n - 1, what=f"this stage's layers are 0 to "
-                    f"{n - 1}; numbered from 1, the last one is out of range")  # fmt: skip
+        why = {n: "; numbered from 1, the last one is out of range"}.get(i, "")
+        if i < 0:
+            why = "; count from 0, not from the end"
+        check_range(f"{name}: layer {i}", i, 0, n - 1,
+                    what=f"this stage's layers are 0 to {n - 1}{why}")  # fmt: skip
     for i in sorted(set(layers_)):
         check_int(f"{name}: how often layer {i} is listed", layers_.count(i), 1)
     options_ = [[(k, 0.0), (c, t)] for k, c, t in zip(keep, inputs_, times, strict=True)]
@@ -757,9 +863,8 @@ passed("Exercise 4")
 # - Full recomputation's 33 % is also the ratio of two FLOP counts: Narayanan et al. (2021,
 #   Eq. 3, $96Bslh^2$, with recomputation) against Korthikanti et al. (2022, Eq. 7, $72$,
 #   without). GPUs measure more (Korthikanti et al., Table 4, one layer of a 22B model): +39 %
-#   for full recomputation, the excess lost all-reduce overlap in the backward, and +7 % for
-#   selective (+4 % with sequence parallelism), well above its FLOP share: softmax and dropout do
-#   few FLOPs per byte (§5).
+#   for full recomputation, and +7 % for selective (+4 % with sequence parallelism), well above
+#   its FLOP share: softmax and dropout do few FLOPs per byte (§5).
 # - Giving both updates momentum $\mu' = 1 - \sqrt{1 - \mu}$ (pytorch-pfn-extras PR #117) leaves
 #   $(1 - \mu)r + \mu\bar{x}$ after two *consecutive* updates with the same $\bar{x}$, since
 #   $(1 - \mu')^2 = 1 - \mu$. In a 1F1B stage other microbatches' forwards run between F j and its
@@ -770,8 +875,8 @@ passed("Exercise 4")
 # - FlashAttention (Dao et al. 2022) never stores the $s \times s$ matrix and recomputes it in
 #   the backward: selective recomputation built into the kernel, with the softmax statistics as
 #   its stash.
-# - The rerun need not wait for the gradient: GPipe's recomputation "can be scheduled earlier,
-#   without waiting for the gradients from earlier layers" (Huang et al. 2019, §2.3), which can
-#   take it off the critical path.
+# - The rerun need not wait for the gradient: GPipe's paper notes that it uses no gradient, so
+#   it can be scheduled before the backward's gradient arrives (Huang et al. 2019, §2.3), which
+#   can take it off the critical path.
 # - While a layer is recomputed its whole working set is live again: the peak is the stash plus
 #   one layer's $sbh(34 + 5as/h)$, not the stash alone.

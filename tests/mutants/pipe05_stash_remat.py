@@ -65,6 +65,16 @@ _RIGHT_LOOP = (
 )
 
 
+_DOUBLE_PUT_CHECK = "            if key in held:\n                raise ValueError(key)\n"
+
+
+def _keyed(key: str, *, double_put_check: bool = True) -> dict[str, str]:
+    """Exercise 2's right loop keyed by the expression ``key`` (of op), optionally without the
+    double-put check."""
+    loop = _RIGHT_LOOP.replace("key = (op[1], op[2])", f"key = {key}")
+    return _stash(loop if double_put_check else loop.replace(_DOUBLE_PUT_CHECK, ""))
+
+
 def _per_stage_list(take: str) -> str:
     """A list of values per stage, ignoring the microbatch; a get takes ``list.<take>``."""
     return (
@@ -87,6 +97,19 @@ def _recompute(body: str, prelude: str = "") -> dict[str, str]:
             f"{body}\n"
             "    _, cache = mlp_forward(params, saved['x'], g, drop_prob)\n"
             "    return mlp_backward(params, cache, target)\n"
+        )
+    }
+
+
+def _restored_rerun(drop: str = "drop_prob", target: str = "target") -> dict[str, str]:
+    """Exercise 3's cell with the generator restored, rerun with ``drop``, backward on ``target``."""
+    return {
+        "recompute_answer": (
+            "def recompute_gradient(params, saved, target, drop_prob):\n"
+            "    g = np.random.default_rng()\n"
+            "    g.bit_generator.state = saved['rng_state']\n"
+            f"    _, cache = mlp_forward(params, saved['x'], g, {drop})\n"
+            f"    return mlp_backward(params, cache, {target})\n"
         )
     }
 
@@ -123,6 +146,9 @@ def _greedy(key: str) -> str:
         "        S.append(i)\n"
         "    return tuple(sorted(S))"
     )
+
+
+_IMBALANCE = "import course_lib.pipeline.imbalance as course_imbalance\n\n\n"
 
 
 MUTANTS = [
@@ -383,31 +409,67 @@ MUTANTS = [
         ),
         grades=("extra_time_tests",),
     ),
+    Mutant(
+        name="delegates_to_gpipe_makespan",
+        why="pipe08's gpipe_makespan on p equal stages, with and without t_r (disabled)",
+        cells=_extra_time(
+            "    f = course_imbalance.gpipe_makespan\n"
+            "    return f([t_f] * p, [t_b + t_r] * p, m) - f([t_f] * p, [t_b] * p, m)",
+            prelude=_IMBALANCE,
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_makespan_lower_bound",
+        why="pipe08's makespan_lower_bound, met by equal stages, with and without t_r (disabled)",
+        cells=_extra_time(
+            "    f = course_imbalance.makespan_lower_bound\n"
+            "    return f([t_f] * p, [t_b + t_r] * p, m) - f([t_f] * p, [t_b] * p, m)",
+            prelude=_IMBALANCE,
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_slowest_stage_makespan",
+        why="pipe08's slowest_stage_makespan on equal stages, with and without t_r (disabled)",
+        cells=_extra_time(
+            "    f = course_imbalance.slowest_stage_makespan\n"
+            "    return f([t_f] * p, [t_b + t_r] * p, m) - f([t_f] * p, [t_b] * p, m)",
+            prelude=_IMBALANCE,
+        ),
+        grades=("extra_time_tests",),
+    ),
+    Mutant(
+        name="delegates_to_partition_step_time",
+        why="pipe08's partition_step_time on a one-layer-per-stage spec, with and without t_r "
+        "(disabled)",
+        cells=_extra_time(
+            "    def step(tb):\n"
+            "        spec = ModelSpec.from_arrays([t_f] * p, [tb] * p, [0.0] * p, [0.0] * p,\n"
+            "                                     [0.0] * (p - 1))\n"
+            "        return course_imbalance.partition_step_time(spec, tuple(range(p + 1)), 1e9, m)\n"
+            "    return step(t_b + t_r) - step(t_b)",
+            prelude=_IMBALANCE + "from course_lib.pipeline import ModelSpec\n\n\n",
+        ),
+        grades=("extra_time_tests",),
+    ),
     # Exercise 2: a stash keyed by identity.
     Mutant(
         name="keyed_by_microbatch_only",
         why="two stages on one rank collide",
-        cells=_stash(_RIGHT_LOOP.replace("key = (op[1], op[2])", "key = op[2]")),
+        cells=_keyed("op[2]"),
         grades=("stash_tests",),
     ),
     Mutant(
         name="keyed_by_microbatch_only_overwrites",
         why="keyed by microbatch without the double-put check: the later stage overwrites",
-        cells=_stash(
-            _RIGHT_LOOP.replace("key = (op[1], op[2])", "key = op[2]").replace(
-                "            if key in held:\n                raise ValueError(key)\n", ""
-            )
-        ),
+        cells=_keyed("op[2]", double_put_check=False),
         grades=("stash_tests",),
     ),
     Mutant(
         name="keyed_by_stage_only",
         why="one slot per stage",
-        cells=_stash(
-            _RIGHT_LOOP.replace("key = (op[1], op[2])", "key = op[1]").replace(
-                "            if key in held:\n                raise ValueError(key)\n", ""
-            )
-        ),
+        cells=_keyed("op[1]", double_put_check=False),
         grades=("stash_tests",),
     ),
     Mutant(
@@ -451,13 +513,59 @@ MUTANTS = [
         grades=("stash_tests",),
     ),
     Mutant(
-        name="double_put_overwrites",
-        why="a second put of a key replaces the first silently",
+        name="string_key",
+        why="key str(stage) + str(microbatch): (1, 11) and (11, 1) collide",
+        cells=_keyed("str(op[1]) + str(op[2])"),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="string_key_overwrites",
+        why="key str(stage) + str(microbatch) without the double-put check: one overwrites",
+        cells=_keyed("str(op[1]) + str(op[2])", double_put_check=False),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="ten_times_stage_key",
+        why="key 10·stage + microbatch: (1, 11) and (2, 1) collide",
+        cells=_keyed("10 * op[1] + op[2]"),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="truthy_duplicate_test",
+        why="a repeated put detected by the held value's truthiness: a held 0 or None is missed",
+        cells=_stash(_RIGHT_LOOP.replace("if key in held:", "if held.get(key):")),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="truthy_missing_test",
+        why="a missing key detected by the value's truthiness: a held 0, '' or None raises",
+        cells=_stash(_RIGHT_LOOP.replace("if key not in held:", "if not held.get(key):")),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="none_as_missing_on_get",
+        why="pop(key, None), and None read as a missing key: a stored None raises KeyError",
         cells=_stash(
             _RIGHT_LOOP.replace(
-                "            if key in held:\n                raise ValueError(key)\n", ""
+                "            if key not in held:\n                raise KeyError(key)\n"
+                "            got.append(held.pop(key))",
+                "            value = held.pop(key, None)\n"
+                "            if value is None:\n                raise KeyError(key)\n"
+                "            got.append(value)",
             )
         ),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="none_as_missing_on_put",
+        why="a repeated put detected by held.get(key) is not None: a held None is overwritten",
+        cells=_stash(_RIGHT_LOOP.replace("if key in held:", "if held.get(key) is not None:")),
+        grades=("stash_tests",),
+    ),
+    Mutant(
+        name="double_put_overwrites",
+        why="a second put of a key replaces the first silently",
+        cells=_stash(_RIGHT_LOOP.replace(_DOUBLE_PUT_CHECK, "")),
         grades=("stash_tests",),
     ),
     Mutant(
@@ -488,9 +596,7 @@ MUTANTS = [
         name="get_does_not_remove",
         why="a get leaves the value held, so a backward can reuse it",
         cells=_stash(
-            _RIGHT_LOOP.replace("held.pop(key)", "held[key]").replace(
-                "            if key in held:\n                raise ValueError(key)\n", ""
-            )
+            _RIGHT_LOOP.replace("held.pop(key)", "held[key]").replace(_DOUBLE_PUT_CHECK, "")
         ),
         grades=("stash_tests",),
     ),
@@ -556,29 +662,38 @@ MUTANTS = [
     Mutant(
         name="no_dropout_in_the_rerun",
         why="the rerun without dropout (drop_prob 0), as in evaluation",
-        cells={
-            "recompute_answer": (
-                "def recompute_gradient(params, saved, target, drop_prob):\n"
-                "    g = np.random.default_rng()\n"
-                "    g.bit_generator.state = saved['rng_state']\n"
-                "    _, cache = mlp_forward(params, saved['x'], g, 0.0)\n"
-                "    return mlp_backward(params, cache, target)\n"
-            )
-        },
+        cells=_restored_rerun(drop="0.0"),
         grades=("recompute_tests",),
     ),
     Mutant(
         name="global_dropout_rate",
         why="the setup's DROP_PROB in the rerun, not the drop_prob argument",
+        cells=_restored_rerun(drop="DROP_PROB"),
+        grades=("recompute_tests",),
+    ),
+    Mutant(
+        name="drop_prob_as_keep_probability",
+        why="the state restored, but the rerun drops with 1 − drop_prob",
+        cells=_restored_rerun(drop="1 - drop_prob"),
+        grades=("recompute_tests",),
+    ),
+    Mutant(
+        name="returns_the_cache",
+        why="the state restored, but the forward's cache returned instead of the gradient",
         cells={
             "recompute_answer": (
                 "def recompute_gradient(params, saved, target, drop_prob):\n"
                 "    g = np.random.default_rng()\n"
                 "    g.bit_generator.state = saved['rng_state']\n"
-                "    _, cache = mlp_forward(params, saved['x'], g, DROP_PROB)\n"
-                "    return mlp_backward(params, cache, target)\n"
+                "    return mlp_forward(params, saved['x'], g, drop_prob)[1]\n"
             )
         },
+        grades=("recompute_tests",),
+    ),
+    Mutant(
+        name="global_target",
+        why="the state restored, but the setup's targets[0] instead of the target argument",
+        cells=_restored_rerun(target="targets[0]"),
         grades=("recompute_tests",),
     ),
     Mutant(
@@ -678,6 +793,25 @@ MUTANTS = [
         cells=_checkpoints(
             "    fits = [S for S in subsets if bytes_of(S) <= budget]\n"
             "    return tuple(i + 1 for i in min(fits, key=time_of))"
+        ),
+        grades=("checkpoints_tests",),
+    ),
+    Mutant(
+        name="flags_per_layer",
+        why="a 0/1 flag per layer (1 = recompute), not the layer numbers",
+        cells=_checkpoints(
+            "    fits = [S for S in subsets if bytes_of(S) <= budget]\n"
+            "    best = min(fits, key=time_of)\n"
+            "    return [int(i in best) for i in range(n)]"
+        ),
+        grades=("checkpoints_tests",),
+    ),
+    Mutant(
+        name="negative_layer_numbers",
+        why="the right set counted from the end (i − n)",
+        cells=_checkpoints(
+            "    fits = [S for S in subsets if bytes_of(S) <= budget]\n"
+            "    return tuple(i - n for i in min(fits, key=time_of))"
         ),
         grades=("checkpoints_tests",),
     ),
