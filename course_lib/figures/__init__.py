@@ -9,6 +9,7 @@ trace diffs), ``pipeline`` (schedule grids, Module 2), ``partition`` (pipe01: pe
 stage times and stage memory), ``one_f_one_b`` (pipe03: phases, stashes per stage, lifetimes;
 its multi-panel figures return the Figure), ``accumulation`` (pipe06: token weights per rule,
 mean loss against tokens, normalisation errors, step time against m), ``p2p`` (pipe09: program
-grids with matched messages, wait-for graphs and cycles, send buffers owned by transfers);
+grids with matched messages, wait-for graphs and cycles, send buffers owned by transfers),
+``versions`` (pipe07: schedule grids coloured by weight version, loss under delayed gradients);
 ``style`` holds what several families share (time units, text metrics).
 """
