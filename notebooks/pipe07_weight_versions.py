@@ -142,10 +142,10 @@ plt.show()
 
 # %% [markdown]
 # Each box is an action coloured (and labelled) by the version it reads; hatched boxes are
-# backwards; microbatch 5 is outlined. Top: the flushes cost about a third of the time, and
-# every box of a step has one colour. Middle: no flush, a new colour after every backward, and
-# microbatch 5 reads versions 2, 3, 4, 5 going down the stages, each forward and its backward
-# with the same number. Bottom: 2BW, section 3.
+# backwards; microbatch 5 is outlined. Top: every box of a step has one colour, and the 12
+# microbatches take 63 time units against 45 without flushes. Middle: no flush, a new colour
+# after every backward, and microbatch 5 reads versions 2, 3, 4, 5 going down the stages, each
+# forward and its backward with the same number. Bottom: 2BW, section 3.
 
 # %% [markdown]
 # ## 3. Double buffering keeps two versions and a one-step-stale gradient
