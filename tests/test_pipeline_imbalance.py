@@ -467,3 +467,49 @@ def test_bad_positions_and_times_are_named():
         live_stashes(simulate(schedule, 1.0, 1.0), -1.0)
     with pytest.raises(TypeError, match="timeline must be a Timeline"):
         critical_path(schedule)
+
+
+@pytest.mark.parametrize("generator", [gpipe, one_f_one_b])
+@pytest.mark.parametrize("p, m", [(1, 3), (3, 4), (4, 8), (5, 3)])
+def test_jittered_timeline_keeps_the_simulators_semantics(generator, p, m):
+    """Durations stay within cost·(1 ± jitter); each action starts exactly at the latest end among
+    its rank's previous action and its dependencies (0 if none), as simulate's do; jitter 0 is
+    simulate's run; the seed fixes the run."""
+    from course_lib.pipeline.imbalance import jittered_timeline
+
+    rng = np.random.default_rng(p * 100 + m)
+    f, b = rng.uniform(0.5, 2.0, p), rng.uniform(1.0, 4.0, p)
+    schedule = generator(p, m)
+    assert jittered_timeline(schedule, f, b, 0.0, 3).events.equals(simulate(schedule, f, b).events)
+    run = jittered_timeline(schedule, f, b, 0.2, 7)
+    assert run.events.equals(jittered_timeline(schedule, f, b, 0.2, 7).events)
+    ev = run.events
+    cost = np.where(ev["kind"] == "F", f[ev["stage"]], b[ev["stage"]])
+    duration = (ev["end"] - ev["start"]).to_numpy()
+    assert np.all(duration >= 0.8 * cost - 1e-15) and np.all(duration <= 1.2 * cost + 1e-15)
+    assert not np.allclose(duration, cost)
+    keys = zip(ev["kind"], ev["stage"], ev["microbatch"], ev["end"], strict=True)
+    end = {(k, s, j): e for k, s, j, e in keys}
+    for _rank, rows in ev.groupby("rank", sort=False):
+        previous = 0.0
+        for k, s, j, start, stop in zip(
+            rows["kind"], rows["stage"], rows["microbatch"], rows["start"], rows["end"], strict=True
+        ):
+            deps = [("F", s - 1, j)] if k == "F" and s > 0 else []
+            if k == "B":
+                deps = [("F", s, j)] + ([("B", s + 1, j)] if s < p - 1 else [])
+            assert start == max([previous] + [end[d] for d in deps])
+            previous = stop
+
+
+def test_jittered_timeline_bad_arguments_are_named():
+    from course_lib.pipeline.imbalance import jittered_timeline
+
+    with pytest.raises(ValueError, match="jitter must be in"):
+        jittered_timeline(gpipe(2, 2), [1.0, 1.0], [2.0, 2.0], 1.0, 0)
+    with pytest.raises(ValueError, match="forward_cost has 3 stages"):
+        jittered_timeline(gpipe(2, 2), [1.0] * 3, [2.0] * 3, 0.1, 0)
+    with pytest.raises(TypeError, match="schedule must be a Schedule"):
+        jittered_timeline("gpipe", [1.0], [2.0], 0.1, 0)
+    with pytest.raises(ValueError, match="no W actions"):
+        jittered_timeline(zero_bubble_h1(2, 2), [1.0] * 2, [2.0] * 2, 0.1, 0)

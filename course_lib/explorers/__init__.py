@@ -5,5 +5,6 @@
 (cost04), ``activation_memory`` (cost05), ``straggler`` (cost06), ``collectives`` (cost07),
 ``scaling`` (cost08), ``profiling`` (cost09), ``triage`` (cost10), ``partition`` (pipe01),
 ``fill_drain`` (pipe02), ``one_f_one_b`` (pipe03), ``interleaved`` (pipe04), ``remat``
-(pipe05), ``accumulation`` (pipe06), ``versions`` (pipe07), ``p2p`` (pipe09).
+(pipe05), ``accumulation`` (pipe06), ``versions`` (pipe07), ``imbalance`` (pipe08),
+``p2p`` (pipe09).
 """

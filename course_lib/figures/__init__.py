@@ -10,6 +10,8 @@ stage times and stage memory), ``one_f_one_b`` (pipe03: phases, stashes per stag
 its multi-panel figures return the Figure), ``accumulation`` (pipe06: token weights per rule,
 mean loss against tokens, normalisation errors, step time against m), ``p2p`` (pipe09: program
 grids with matched messages, wait-for graphs and cycles, send buffers owned by transfers),
-``versions`` (pipe07: schedule grids coloured by weight version, loss under delayed gradients);
+``versions`` (pipe07: schedule grids coloured by weight version, loss under delayed gradients),
+``imbalance`` (pipe08: the critical path outlined on a schedule grid, busy vs on-path time per
+stage, a repartition's break-even);
 ``style`` holds what several families share (time units, text metrics).
 """

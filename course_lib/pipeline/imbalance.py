@@ -76,7 +76,9 @@ from ._partition_checks import per_param_bytes, read_only, schedule_name
 from ._validate import check_costs, check_duration, check_hop_latencies, check_int
 from .partition import ModelSpec, check_boundaries, stage_sums, stage_times
 from .schedule import KINDS, Action, Schedule, gpipe, one_f_one_b
-from .simulate import Timeline, simulate
+from .simulate import EVENT_COLUMNS, ScheduleDeadlock, Timeline, simulate
+from .simulate import _compile as compile_schedule
+from .simulate import _run as run_compiled
 from .versions import WeightVersions
 
 __all__ = [
@@ -90,6 +92,7 @@ __all__ = [
     "critical_time",
     "gpipe_makespan",
     "is_flush",
+    "jittered_timeline",
     "live_stashes",
     "live_stashes_at",
     "makespan_lower_bound",
@@ -163,6 +166,60 @@ def makespan_lower_bound(
     t = f + b
     before = np.concatenate([[0.0], np.cumsum(t)[:-1]])
     return float((before + m * t).max())
+
+
+# --------------------------------------------------------------------------------------------
+# a "measured" timeline: per-action durations that vary around the stage's cost
+
+
+def jittered_timeline(
+    schedule: Schedule,
+    forward_cost: Sequence[float],
+    backward_cost: Sequence[float],
+    jitter: float,
+    seed: int,
+) -> Timeline:
+    """A synthetic "measured" run: action durations cost × (1 + jitter·u), u ~ U(−1, 1) seeded (pipe08).
+
+    The simulator's semantics (each action starts at the latest of its rank's previous end and
+    its dependencies' ends, zero latency) with one duration per action instead of one per stage,
+    as a profile of real kernels shows; ``jitter`` in [0, 1), 0 gives :func:`simulate`'s run.
+    Generic durations leave no ties between an action's predecessors.
+    """
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule must be a Schedule, got {type(schedule).__name__}")
+    if schedule.has_weight_actions:
+        raise ValueError("jittered_timeline takes F/B schedules (no W actions)")
+    f, b = check_stage_costs(forward_cost, backward_cost)
+    if len(f) != schedule.num_stages:
+        raise ValueError(
+            f"forward_cost has {len(f)} stages but the schedule has {schedule.num_stages}"
+        )
+    spread = number(jitter, "jitter")
+    if not 0.0 <= spread < 1.0:
+        raise ValueError(f"jitter must be in [0, 1), got {jitter!r}")
+    rng = np.random.default_rng(check_int("seed", seed, minimum=0))
+    kinds, stages, micro = (np.asarray(c, dtype=np.int64) for c in schedule._columns)
+    base = np.stack([f, b])[kinds, stages]
+    durations = base * (1.0 + spread * rng.uniform(-1.0, 1.0, size=len(base)))
+    compiled = compile_schedule(schedule)
+    zeros = [0.0] * len(base)
+    started, done = run_compiled(compiled, durations.tolist(), zeros, zeros, schedule.num_ranks)
+    if not done:
+        raise ScheduleDeadlock("the schedule cannot complete (simulate() names the blocked ranks)")
+    start = np.array(started, dtype=float)
+    events = pd.DataFrame(
+        {
+            "rank": compiled.ranks.copy(),
+            "kind": np.array(KINDS, dtype=object)[kinds],
+            "stage": stages,
+            "microbatch": micro,
+            "start": start,
+            "end": start + durations,
+        },
+        columns=list(EVENT_COLUMNS),
+    )
+    return Timeline(schedule, events)
 
 
 # --------------------------------------------------------------------------------------------
