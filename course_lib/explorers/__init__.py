@@ -6,5 +6,5 @@
 ``scaling`` (cost08), ``profiling`` (cost09), ``triage`` (cost10), ``partition`` (pipe01),
 ``fill_drain`` (pipe02), ``one_f_one_b`` (pipe03), ``interleaved`` (pipe04), ``remat``
 (pipe05), ``accumulation`` (pipe06), ``versions`` (pipe07), ``imbalance`` (pipe08),
-``p2p`` (pipe09).
+``p2p`` (pipe09), ``verification`` (pipe10).
 """

@@ -12,6 +12,7 @@ mean loss against tokens, normalisation errors, step time against m), ``p2p`` (p
 grids with matched messages, wait-for graphs and cycles, send buffers owned by transfers),
 ``versions`` (pipe07: schedule grids coloured by weight version, loss under delayed gradients),
 ``imbalance`` (pipe08: the critical path outlined on a schedule grid, busy vs on-path time per
-stage, a repartition's break-even);
+stage, a repartition's break-even), ``verification`` (pipe10: program grids with the
+verifier's findings, peak stashes per stage against a bound, traces side by side);
 ``style`` holds what several families share (time units, text metrics).
 """
