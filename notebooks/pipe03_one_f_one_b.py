@@ -435,6 +435,7 @@ def peak_stashes(schedule: Schedule) -> list[int]:
 """Exercise 3: peak_stashes(schedule), per stage, from the order of a one-stage-per-rank schedule."""
 import course_lib.memory as course_memory
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.imbalance as course_imbalance
 
 _routes = (
     "peak_in_flight_one_f_one_b", "peak_in_flight_gpipe", "peak_in_flight_zero_bubble_h1",
@@ -445,6 +446,9 @@ _no_delegation = [
     (course_pipeline.Timeline, "lifetime"),
     *[(course_pipeline, n) for n in _routes if hasattr(course_pipeline, n)],
     *[(course_memory, n) for n in ("lifetimes", "live_bytes", "peak", "live_bytes_by_category")],
+    # pipe08's live stashes and pipe10's verifier (its memory rule reports each stage's peak)
+    *[(course_imbalance, n) for n in ("live_stashes", "live_stashes_at", "is_flush")],
+    (course_pipeline, "verify"),
 ]
 
 
@@ -539,8 +543,13 @@ def stash_lifetime(events, stage: int, microbatch: int) -> tuple[float, float]:
 # %% nbgrader={"grade": true, "grade_id": "lifetime_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 4: stash_lifetime(events, stage, microbatch) -> (start, end) in seconds."""
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.imbalance as course_imbalance
 
-_no_delegation = [(course_pipeline.Timeline, "lifetime"), (course_pipeline.Timeline, "in_flight")]
+_no_delegation = [
+    (course_pipeline.Timeline, "lifetime"),
+    (course_pipeline.Timeline, "in_flight"),
+    *[(course_imbalance, n) for n in ("live_stashes", "live_stashes_at")],  # pipe08's born/freed
+]
 
 
 def _action_time(events, kind, stage, microbatch, column):
@@ -659,6 +668,7 @@ def memory_ratio(
 # %% nbgrader={"grade": true, "grade_id": "memory_ratio_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 """Exercise 5: memory_ratio(p, m, s, state_bytes, stash_bytes), GPipe's peak over 1F1B's."""
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.imbalance as course_imbalance
 
 _routes = (
     "peak_in_flight_one_f_one_b", "peak_in_flight_gpipe", "peak_in_flight_zero_bubble_h1",
@@ -667,6 +677,9 @@ _routes = (
 _no_delegation = [
     (course_pipeline.Timeline, "in_flight"),
     *[(course_pipeline, n) for n in _routes if hasattr(course_pipeline, n)],
+    # pipe08's live stashes and pipe10's verifier (its memory rule reports each stage's peak)
+    *[(course_imbalance, n) for n in ("live_stashes", "live_stashes_at", "is_flush")],
+    (course_pipeline, "verify"),
 ]
 _visible_cases = {  # stage: (right ratio, named mistakes), on p = 8, m = 32, 20 GiB + 2 GiB each
     0: (

@@ -351,6 +351,34 @@ MUTANTS = [
         grades=("peak_tests",),
     ),
     Mutant(
+        name="peaks_via_verify",
+        why="pipe10's verify with max_in_flight=1: its memory rule reports each stage's peak",
+        cells=_peaks(
+            "    out = [1 if len(a) else 0 for a in schedule.actions]\n"
+            "    for v in verify(schedule, max_in_flight=1):\n"
+            '        if v.rule == "memory":\n'
+            '            s = int(re.search(r"on stage (\\d+)", v.message).group(1))\n'
+            '            out[s] = int(re.search(r"peak (\\d+)", v.message).group(1))\n'
+            "    return out",
+            prelude="import re\n\nfrom course_lib.pipeline.verify import verify\n\n\n",
+        ),
+        grades=("peak_tests",),
+    ),
+    Mutant(
+        name="peaks_via_live_stashes",
+        why="pipe08's live_stashes counted per stage just after every simulated start",
+        cells=_peaks(
+            "    tl = simulate(schedule, 1.0, 2.0)\n"
+            "    peaks = [0] * schedule.num_stages\n"
+            "    for t in sorted(set(tl.events['start'])):\n"
+            "        for s, c in live_stashes(tl, t + 1e-6).groupby('stage').size().items():\n"
+            "            peaks[s] = max(peaks[s], int(c))\n"
+            "    return peaks",
+            prelude="from course_lib.pipeline.imbalance import live_stashes\n\n\n",
+        ),
+        grades=("peak_tests",),
+    ),
+    Mutant(
         name="peaks_via_live_bytes",
         why="cost05's live_bytes over alloc/free events at the simulated F starts and B ends",
         cells=_peaks(
@@ -474,6 +502,23 @@ MUTANTS = [
         ),
         grades=("lifetime_tests",),
     ),
+    Mutant(
+        name="lifetime_via_live_stashes",
+        why="rebuilds the schedule from the events and reads born/freed off pipe08's live_stashes",
+        cells=_lifetime(
+            "    p = int(events['stage'].max()) + 1\n"
+            "    m = int(events['microbatch'].max()) + 1\n"
+            "    acts = [[Action(r.kind, r.stage, r.microbatch) for r in "
+            "events[events['rank'] == k].sort_values('start').itertuples()] for k in range(p)]\n"
+            "    tl = Timeline(Schedule(p, m, p, acts), events)\n"
+            "    live = live_stashes(tl, float(row('F', stage, microbatch)['end']))\n"
+            "    mine = live[(live['stage'] == stage) & (live['microbatch'] == microbatch)]\n"
+            "    return float(mine['born'].iloc[0]), float(mine['freed'].iloc[0])",
+            prelude="from course_lib.pipeline import Timeline\n"
+            "from course_lib.pipeline.imbalance import live_stashes\n\n\n",
+        ),
+        grades=("lifetime_tests",),
+    ),
     # Exercise 5: GPipe's peak memory over 1F1B's.
     Mutant(
         name="ratio_activations_only",
@@ -542,6 +587,31 @@ MUTANTS = [
         cells=_ratio(
             "    return (S + m * A) / (S + peak_in_flight_one_f_one_b(p, m, s) * A)",
             prelude="from course_lib.pipeline import peak_in_flight_one_f_one_b\n\n\n",
+        ),
+        grades=("memory_ratio_tests",),
+    ),
+    Mutant(
+        name="ratio_via_verify",
+        why="1F1B's peak from pipe10's verify (max_in_flight=1 reports each stage's peak)",
+        cells=_ratio(
+            "    peak = 1\n"
+            "    for v in verify(one_f_one_b(p, m), max_in_flight=1):\n"
+            '        if v.rule == "memory" and f"on stage {s}," in v.message:\n'
+            '            peak = int(re.search(r"peak (\\d+)", v.message).group(1))\n'
+            "    return (S + m * A) / (S + peak * A)",
+            prelude="import re\n\nfrom course_lib.pipeline.verify import verify\n\n\n",
+        ),
+        grades=("memory_ratio_tests",),
+    ),
+    Mutant(
+        name="ratio_via_live_stashes",
+        why="1F1B's peak counted with pipe08's live_stashes just after every simulated start",
+        cells=_ratio(
+            "    tl = simulate(one_f_one_b(p, m), 1.0, 2.0)\n"
+            "    peak = max(int((live_stashes(tl, t + 1e-6)['stage'] == s).sum()) "
+            "for t in set(tl.events['start']))\n"
+            "    return (S + m * A) / (S + peak * A)",
+            prelude="from course_lib.pipeline.imbalance import live_stashes\n\n\n",
         ),
         grades=("memory_ratio_tests",),
     ),
