@@ -10,12 +10,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
 
 from course_lib.figures.versions import (  # noqa: E402
-    VERSION_CMAP,
+    VERSION_COLOURS,
     delayed_loss_curves,
     flushed_steps,
+    label_boxes,
     version_boxes,
+    version_colours,
     version_grid,
     version_grids,
 )
@@ -66,13 +69,11 @@ def test_box_colours_follow_the_version_and_the_highlight_outlines_one_microbatc
     timeline, versions = _stream()
     boxes = version_boxes(timeline, versions)
     ax = version_grid(boxes, highlight=5)
-    cmap = plt.get_cmap(VERSION_CMAP)
-    top = int(boxes["version"].max())
     for s in range(4):
         for kind in "FB":
             (bars,) = [c for c in ax.collections if c.get_gid() == f"stage{s}:{kind}"]
             mine = boxes[(boxes["stage"] == s) & (boxes["kind"] == kind)]
-            expected = cmap(0.1 + 0.8 * mine["version"].to_numpy() / top)
+            expected = [to_rgba(VERSION_COLOURS[v % 6]) for v in mine["version"]]
             np.testing.assert_allclose(bars.get_facecolors(), expected)
             xs = [p.vertices[:, 0].min() for p in bars.get_paths()]
             np.testing.assert_allclose(sorted(xs), sorted(mine["start"]))
@@ -95,9 +96,55 @@ def test_version_grids_share_the_time_axis_and_colour_scale():
     for ax in axes:
         assert ax.get_xlim() == pytest.approx((0.0, span))
     legend = axes[0].get_legend()
-    assert "version 11" in [t.get_text() for t in legend.get_texts()]
+    assert "weight version" in legend.get_title().get_text()
     with pytest.raises(ValueError, match="panels is empty"):
         version_grids({})
+
+
+def _lesson_figure():
+    """The lesson's section-2 figure, built exactly as notebooks/pipe07_weight_versions.py does."""
+    p, m = 4, 4
+    stream = simulate(one_f_one_b(p, 3 * m), 1.0, 2.0)
+    panels = {
+        "flushed": flushed_steps(p, m, 3),
+        "stashing": version_boxes(stream, weight_versions(stream, "stashing")),
+        "2bw": version_boxes(stream, weight_versions(stream, "2bw", microbatches_per_batch=m)),
+    }
+    return panels, version_grids(panels, highlight=5)
+
+
+def _label_at(ax, stage, start, end):
+    (text,) = [t for t in ax.texts if start < t.get_position()[0] < end
+               and t.get_position()[1] == stage]  # fmt: skip
+    return text.get_text()
+
+
+def test_the_lesson_figure_numbers_every_box_and_tells_neighbouring_versions_apart():
+    panels, fig = _lesson_figure()
+    for ax, boxes in zip(fig.axes, panels.values(), strict=True):
+        # every box of the lesson's figure (forwards 1 time unit of 63) carries its version
+        assert len(ax.texts) == len(boxes)
+        for row in boxes.itertuples():
+            assert _label_at(ax, row.stage, row.start, row.end) == str(row.version)
+    stashing = panels["stashing"]
+    mine = stashing[(stashing["microbatch"] == 5) & (stashing["kind"] == "F")]
+    assert sorted(mine["version"]) == [2, 3, 4, 5]
+    colours = version_colours(mine["version"].to_numpy())
+    assert len({tuple(c) for c in colours}) == 4  # four versions, four colours
+    for name in ("flushed", "2bw"):
+        versions = sorted(set(panels[name]["version"]))
+        assert len({tuple(c) for c in version_colours(np.array(versions))}) == len(versions)
+
+
+def test_consecutive_versions_never_share_a_colour_and_narrow_boxes_stay_unlabelled():
+    v = np.arange(40)
+    c = version_colours(v)
+    assert not (np.abs(c[1:] - c[:-1]).sum(axis=1) == 0).any()
+    boxes = version_boxes(*_stream(4, 12))
+    fig, ax = plt.subplots(figsize=(2.0, 2.0))
+    assert label_boxes(ax, boxes, float(boxes["end"].max())) == 0  # boxes of a few pt: no room
+    fig, ax = plt.subplots(figsize=(30.0, 2.0))
+    assert label_boxes(ax, boxes, float(boxes["end"].max())) == len(boxes)
 
 
 def test_loss_curves_are_the_delayed_descent_and_the_tuned_steps_respect_the_bound():

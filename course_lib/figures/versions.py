@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.colors import Normalize
+from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
@@ -30,10 +30,13 @@ if TYPE_CHECKING:
     from course_lib.pipeline import Timeline
     from course_lib.pipeline.versions import WeightVersions
 
-VERSION_CMAP = "viridis"
-"""Colour map of weight versions: version 0 dark, newer versions lighter."""
-HIGHLIGHT_COLOUR = "#D55E00"
-"""Edge of the highlighted microbatch's boxes (Okabe-Ito vermilion)."""
+VERSION_COLOURS = ("#56B4E9", "#E69F00", "#009E73", "#F0E442", "#0072B2", "#CC79A7")
+"""Face colours of weight versions, cycled: version v gets ``VERSION_COLOURS[v % 6]`` (Okabe-Ito),
+so consecutive versions always differ; the number on each box tells v and v + 6 apart."""
+HIGHLIGHT_COLOUR = "#000000"
+"""Edge of the highlighted microbatch's boxes (black: visible on every version colour)."""
+LABEL_FONTSIZE = 6.0
+"""Font size (pt) of the version numbers on the boxes."""
 BOX_COLUMNS = ("stage", "kind", "microbatch", "start", "end", "version")
 
 
@@ -106,21 +109,50 @@ def _text_colour(rgba: np.ndarray) -> str:
     return "black" if luminance > 0.5 else "white"
 
 
+def version_colours(version: np.ndarray) -> np.ndarray:
+    """RGBA face colour per version: ``VERSION_COLOURS`` cycled (version v -> entry v % 6)."""
+    palette = np.array([to_rgba(c) for c in VERSION_COLOURS])
+    return palette[np.asarray(version, dtype=np.int64) % len(VERSION_COLOURS)]
+
+
+def label_boxes(ax: Axes, boxes: pd.DataFrame, span: float) -> int:
+    """Write each box's version on it where the box is wide enough for the number (pipe07).
+
+    A box gets its label when its width on the axes (points, from the axes' current position)
+    holds the digits at ``LABEL_FONTSIZE`` (0.64 em per digit) plus 2 pt; narrower boxes stay
+    unlabelled. The number sits on a patch of the box's colour, so a backward's hatch does not
+    cross it. Returns the number of labels drawn."""
+    fig = ax.figure
+    pt_per_s = ax.get_position().width * fig.get_figwidth() * 72.0 / max(span, 1e-300)
+    start = boxes["start"].to_numpy(dtype=float)
+    width = boxes["end"].to_numpy(dtype=float) - start
+    version = boxes["version"].to_numpy(dtype=np.int64)
+    stage = boxes["stage"].to_numpy(dtype=np.int64)
+    digits = np.array([len(str(v)) for v in version])
+    fits = width * pt_per_s >= 0.64 * LABEL_FONTSIZE * digits + 2.0
+    colours = version_colours(version)
+    for i in np.flatnonzero(fits):
+        ax.text(start[i] + width[i] / 2, stage[i], str(version[i]), ha="center", va="center",
+                fontsize=LABEL_FONTSIZE, color=_text_colour(colours[i]), zorder=2, gid="version",
+                bbox={"facecolor": colours[i], "edgecolor": "none", "pad": 0.8})  # fmt: skip
+    return int(fits.sum())
+
+
 def version_grid(
     boxes: pd.DataFrame,
     ax: Axes | None = None,
     highlight: int | None = None,
     title: str | None = None,
-    max_version: int | None = None,
     labels: bool = True,
     span: float | None = None,
 ) -> Axes:
     """Stage rows (stage 0 on top), a box per action coloured by its weight version (pipe07).
 
-    Forwards fill the row; backwards are hatched. Each box is labelled with its version when
-    ``labels`` and it is wide enough. The boxes of microbatch ``highlight`` get a thick vermilion
-    edge (gid ``highlight``). ``span`` (s) is the time axis' length (default: the last end). Box collections have gids ``stage<s>:<kind>``; their face colours
-    are ``VERSION_CMAP`` at version / ``max_version`` (default: the largest version drawn).
+    Forwards fill the row; backwards are hatched. With ``labels``, each box wide enough for the
+    number carries its version (:func:`label_boxes`). The boxes of microbatch ``highlight`` get a
+    thick black edge (gid ``highlight``). ``span`` (s) is the time axis' length (default: the
+    last end). Box collections have gids ``stage<s>:<kind>``; their face colours are
+    :func:`version_colours` of the versions.
     """
     missing = [c for c in BOX_COLUMNS if c not in boxes.columns]
     if missing:
@@ -137,10 +169,7 @@ def version_grid(
     num_stages = int(stage.max()) + 1 if len(stage) else 1
     if span is None:
         span = float(boxes["end"].max()) if len(boxes) else 1.0
-    top = int(version.max()) if max_version is None and len(version) else int(max_version or 0)
-    cmap = plt.get_cmap(VERSION_CMAP)
-    norm = Normalize(vmin=0, vmax=max(top, 1))
-    colours = cmap(0.1 + 0.8 * norm(version))
+    colours = version_colours(version)
     height = 0.8
     for s in range(num_stages):
         ax.broken_barh([(0.0, span)], (s - height / 2, height), facecolors=IDLE_COLOUR, zorder=0)
@@ -172,13 +201,7 @@ def version_grid(
             )
             part.set_gid("highlight")
     if labels and len(width):
-        fig = ax.figure
-        px_per_s = ax.get_position().width * fig.get_figwidth() * fig.dpi / max(span, 1e-300)
-        digits = len(str(top))
-        if width.min() * px_per_s >= 6 * digits + 4:
-            for x, w, s, v, c in zip(start, width, stage, version, colours, strict=True):
-                ax.text(x + w / 2, s, str(v), ha="center", va="center", fontsize=7,
-                        color=_text_colour(c), zorder=2)  # fmt: skip
+        label_boxes(ax, boxes, span)
     scale, unit = time_unit(span)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda t, _pos: f"{t * scale:g}"))
     ax.set_xlabel(f"time ({unit})" if unit != "s" else "time (forward = 1)")
@@ -196,8 +219,11 @@ def version_grid(
 def version_grids(
     panels: Mapping[str, pd.DataFrame], highlight: int | None = None, width: float = 10.0
 ) -> Figure:
-    """One :func:`version_grid` per named panel, stacked, on a shared time axis and colour scale,
-    with a legend of versions and of forward/backward boxes (pipe07)."""
+    """One :func:`version_grid` per named panel, stacked, on a shared time axis, with a legend
+    of forward/backward boxes and the highlight (pipe07).
+
+    The layout is computed before the version numbers are placed, so :func:`label_boxes` sees
+    each panel's final width."""
     if not panels:
         raise ValueError("panels is empty: give at least one name -> boxes")
     rows = [int(b["stage"].max()) + 1 for b in panels.values()]
@@ -210,17 +236,11 @@ def version_grids(
         height_ratios=rows,
         squeeze=False,
     )
-    top = max(int(b["version"].max()) for b in panels.values())
     span = max(float(b["end"].max()) for b in panels.values())
     for ax, (name, boxes) in zip(axes[:, 0], panels.items(), strict=True):
-        version_grid(boxes, ax=ax, highlight=highlight, title=name, max_version=top, span=span)
+        version_grid(boxes, ax=ax, highlight=highlight, title=name, labels=False, span=span)
         ax.label_outer()
-    cmap = plt.get_cmap(VERSION_CMAP)
-    shown = sorted({0, top // 2, top}) if top > 3 else range(top + 1)
     handles = [
-        Patch(facecolor=cmap(0.1 + 0.8 * v / max(top, 1)), label=f"version {v}") for v in shown
-    ]
-    handles += [
         Patch(facecolor="white", edgecolor="grey", label="forward"),
         Patch(facecolor="white", edgecolor="grey", hatch="///", label="backward"),
     ]
@@ -231,7 +251,12 @@ def version_grids(
             )
         )
     axes[0, 0].legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.12), ncol=len(handles),
-                      frameon=False, fontsize=8)  # fmt: skip
+                      frameon=False, fontsize=8,
+                      title="number (and colour) on a box: the weight version it reads",
+                      title_fontsize=8, alignment="left")  # fmt: skip
+    fig.get_layout_engine().execute(fig)
+    for ax, boxes in zip(axes[:, 0], panels.values(), strict=True):
+        label_boxes(ax, boxes, span)
     return fig
 
 

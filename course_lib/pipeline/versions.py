@@ -462,7 +462,8 @@ def max_stable_step(delay: int) -> float:
     """Largest q = ν·λ for which x(t+1) = x(t) - q·x(t-d) converges: 2·cos(dπ/(2d + 1)) (pipe07).
 
     Levin and May 1976, "A note on difference-delay equations" (Theor. Popul. Biol. 9): 2 for
-    d = 0 (gradient descent's ν < 2/λ), 1 for d = 1 (2BW), and about π/(2d) for large d.
+    d = 0 (gradient descent's ν < 2/λ), 1 for d = 1 (2BW), and about π/(2d + 1) for large d
+    (2·cos(dπ/(2d + 1)) = 2·sin(π/(4d + 2))).
     """
     d = check_int("delay", delay, minimum=0)
     return 2.0 * math.cos(d * math.pi / (2 * d + 1))

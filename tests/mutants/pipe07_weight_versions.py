@@ -1,8 +1,9 @@
 """Plausible wrong answers to pipe07_weight_versions' exercises; each must lose points.
 
 ``RIGHT_ANSWERS`` are answers right by another route (a running count per stage, a numpy
-cumulative sum, the stream's own loop for the delayed descent, a list or frozenset for the set,
-a numpy integer); each keeps full marks on the grade cells it names.
+cumulative sum, section 3's rule in words for 2BW, the stream's own loop for the delayed
+descent, a list or frozenset for the set, a numpy integer); each keeps full marks on the grade
+cells it names.
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ EX1, EX2, EX3, EX4, EX5 = (
 )
 
 
+def _function_cell(cell: str, header: str, body: str, prelude: str) -> dict[str, str]:
+    """Solution cell ``cell``: ``prelude``, then a function of ``header`` lines and ``body``."""
+    return {cell: f"{prelude}{header}{body}\n"}
+
+
 def _versions(body: str, prelude: str = "") -> dict[str, str]:
     """The Exercise 1 solution cell with ``body`` (p = the number of stages in scope)."""
-    return {
-        "versions_answer": (
-            f"{prelude}def microbatch_versions(stage_orders, microbatch):\n"
-            "    p, j = len(stage_orders), microbatch\n"
-            f"{body}\n"
-        )
-    }
+    header = (
+        "def microbatch_versions(stage_orders, microbatch):\n"
+        "    p, j = len(stage_orders), microbatch\n"
+    )
+    return _function_cell("versions_answer", header, body, prelude)
 
 
 def _count_before(target: str, counted: str, offset: str = "") -> str:
@@ -50,7 +54,7 @@ def _memory(versions: str, bytes_per: str = "bytes_per_param", unit: str = "GiB"
     return {
         "memory_answer": (
             f"version_gib = [({versions}) * params_per_stage[s] * {bytes_per} / {unit} "
-            "for s in range(4)]\n"
+            "for s in range(6)]\n"
         )
     }
 
@@ -93,6 +97,15 @@ _ZERO_HISTORY = (
 )
 
 
+def _two_bw(body: str, prelude: str = "") -> dict[str, str]:
+    """The Exercise 3 solution cell: version_2bw(j, m) returning ``body`` (j, m in scope)."""
+    header = (
+        "def version_2bw(microbatch, microbatches_per_batch):\n"
+        "    j, m = microbatch, microbatches_per_batch\n"
+    )
+    return _function_cell("staleness_answer", header, f"    return {body}", prelude)
+
+
 def _set(value: str) -> dict[str, str]:
     return {"synchronous_answer": f"synchronous = {value}\n"}
 
@@ -120,6 +133,12 @@ MUTANTS = [
            _versions("    return [max(0, j - (p - s)) for s in range(p)]"), EX1),
     Mutant("stages_reversed", "the right counts in reverse stage order",
            _versions(_count_before("F", "B") .replace("return out", "return out[::-1]")), EX1),
+    Mutant("lower_numbered_backwards", "counts only the backwards of lower-numbered microbatches",
+           _versions("    out = []\n"
+                     "    for order in stage_orders:\n"
+                     "        i = order.index(('F', j))\n"
+                     "        out.append(sum(k == 'B' and mb < j for k, mb in order[:i]))\n"
+                     "    return out"), EX1),
     Mutant("all_backwards_on_stage", "every backward of the stage, not those before the forward",
            _versions("    return [sum(1 for kind, _ in order if kind == 'B') for order in "
                      "stage_orders]"), EX1),
@@ -134,23 +153,40 @@ MUTANTS = [
                      "enumerate(stage_orders)]\n"
                      "    return weight_versions(Schedule(p, m, p, ranks), 'stashing').forward[:, j]"
                      ".tolist()"), EX1),  # fmt: skip
-    # Exercise 2: GiB of stored versions per stage
-    Mutant("versions_p_minus_s_minus_1", "forgets the current version", _memory("3 - s"), EX2),
+    # Exercise 2: GiB of stored versions per stage (p = 6)
+    Mutant("versions_p_minus_s_minus_1", "forgets the current version", _memory("5 - s"), EX2),
     Mutant("versions_s_plus_1", "the last stage stores the most", _memory("s + 1"), EX2),
-    Mutant("versions_p_everywhere", "p versions on every stage", _memory("4"), EX2),
+    Mutant("versions_p_everywhere", "p versions on every stage", _memory("6"), EX2),
     Mutant("versions_two", "2BW's two versions", _memory("2"), EX2),
     Mutant("versions_one", "a flushed schedule's one version", _memory("1"), EX2),
-    Mutant("fp32_weights", "4 bytes per parameter", _memory("4 - s", bytes_per="4"), EX2),
-    Mutant("gigabytes", "GB, not GiB", _memory("4 - s", unit="1e9"), EX2),
-    Mutant("bytes_not_gib", "bytes, not GiB", _memory("4 - s", unit="1"), EX2),
-    # Exercise 3: 2BW version of microbatch 40
-    Mutant("fresh_batch_version", "batch index: no staleness", {"staleness_answer": "version_2bw = 40 // 8\n"}, EX3),
-    Mutant("two_stale", "two updates stale", {"staleness_answer": "version_2bw = 40 // 8 - 2\n"}, EX3),
-    Mutant("batches_of_p", "m read as p", {"staleness_answer": "version_2bw = 40 // 4 - 1\n"}, EX3),
-    Mutant("stashing_stage0", "PipeDream's stage-0 version", {"staleness_answer": "version_2bw = 40 - 3\n"}, EX3),
-    Mutant("update_per_microbatch", "an update per microbatch", {"staleness_answer": "version_2bw = 40\n"}, EX3),
-    Mutant("within_step_zero", "a flushed step's version", {"staleness_answer": "version_2bw = 0\n"}, EX3),
-    Mutant("float_version", "a float", {"staleness_answer": "version_2bw = 4.5\n"}, EX3),
+    Mutant("fp32_weights", "4 bytes per parameter", _memory("6 - s", bytes_per="4"), EX2),
+    Mutant("gigabytes", "GB, not GiB", _memory("6 - s", unit="1e9"), EX2),
+    Mutant("bytes_not_gib", "bytes, not GiB", _memory("6 - s", unit="1"), EX2),
+    Mutant("printed_four_stages", "the section's printed held [4, 3, 2, 1] of p = 4, padded",
+           _memory("[4, 3, 2, 1, 1, 1][s]"), EX2),
+    # Exercise 3: version_2bw(j, m)
+    Mutant("fresh_batch_version", "batch index: no staleness", _two_bw("j // m"), EX3),
+    Mutant("unclamped", "batch index - 1 without the clamp: -1 for batch 0", _two_bw("j // m - 1"),
+           EX3),
+    Mutant("two_stale", "two updates stale", _two_bw("max(j // m - 2, 0)"), EX3),
+    Mutant("paper_formula_on_j", "the paper's 1-indexed formula applied to a 0-indexed j",
+           _two_bw("max((j - 1) // m - 1, 0)"), EX3),
+    Mutant("j_plus_one", "j + 1 where the paper's k - 1 is j", _two_bw("max((j + 1) // m - 1, 0)"),
+           EX3),
+    Mutant("rounds_not_floors", "rounds j / m instead of flooring",
+           _two_bw("max(round(j / m) - 1, 0)"), EX3),
+    Mutant("batches_of_p", "batches of p = 4, not m", _two_bw("max(j // 4 - 1, 0)"), EX3),
+    Mutant("stashing_stage0", "PipeDream's stage-0 version j - (p - 1)", _two_bw("max(j - 3, 0)"),
+           EX3),
+    Mutant("update_per_microbatch", "an update per microbatch", _two_bw("j"), EX3),
+    Mutant("within_step_zero", "a flushed step's version", _two_bw("0"), EX3),
+    Mutant("float_version", "a float", _two_bw("max(j / m - 1, 0.0)"), EX3),
+    Mutant("delegates_to_two_bw_version", "calls course_lib's two_bw_version",
+           _two_bw("two_bw_version(j, m)",
+                   "from course_lib.pipeline.versions import two_bw_version\n\n\n"), EX3),
+    Mutant("delegates_to_replay_2bw", "replays a 1F1B stream with weight_versions(..., '2bw')",
+           _two_bw("int(weight_versions(one_f_one_b(max(m, 2), m * (j // m + 1)), '2bw', "
+                   "microbatches_per_batch=m).forward[0, j])"), EX3),
     # Exercise 4: tuned iterations to 1e-6 for d = 0, 1, 2
     Mutant("one_common_step", "every delay at one small step (0.45/λ_max), untuned",
            _tuned(_fewest(grid="step_grid[4:5]")), EX4),
@@ -189,11 +225,15 @@ RIGHT_ANSWERS = [
            _versions("    return [sum(k == 'B' for k, _ in order[: order.index(('F', j))]) "
                      "for order in stage_orders]"), EX1),
     Mutant("numpy_memory", "a numpy array", {"memory_answer": (
-        "version_gib = (4 - np.arange(4)) * np.array(params_per_stage) * 2 / 2**30\n")}, EX2),
+        "version_gib = (6 - np.arange(6)) * np.array(params_per_stage) * 2 / 2**30\n")}, EX2),
     Mutant("rounded_memory", "three significant digits", {"memory_answer": (
-        "version_gib = [9.31, 5.59, 3.73, 2.61]\n")}, EX2),
-    Mutant("numpy_int_version", "a numpy integer",
-           {"staleness_answer": "version_2bw = np.int64(max(40 // 8 - 1, 0))\n"}, EX3),
+        "version_gib = [14.5, 7.92, 6.33, 4.75, 3.17, 2.70]\n")}, EX2),
+    Mutant("numpy_int_version", "a numpy integer", _two_bw("np.int64(max(j // m - 1, 0))"), EX3),
+    Mutant("batch_then_clamp", "batch index, then one update behind from batch 1 on",
+           _two_bw("(j // m - 1) if j >= m else 0"), EX3),
+    Mutant("version_of_batch_two_before", "section 3 in words: batches 0 and 1 on version 0, "
+           "then the version batch b - 2's update made (b - 2 + 1)",
+           _two_bw("0 if j // m < 2 else (j // m - 2) + 1"), EX3),
     Mutant("own_delayed_loop", "the update written out, w(t < 0) = w(0)", _tuned(
         "def own_run(nu, delay, steps):\n"
         "    w = np.zeros((steps + 1, len(w_start)))\n"
