@@ -351,9 +351,19 @@ def min_microbatches(num_stages: int, max_idle_percent: int) -> int:
 # %% nbgrader={"grade": true, "grade_id": "min_microbatches_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 2: min_microbatches(p, k), the smallest m with idle fraction < k % (an int)."""
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.accumulation as course_accumulation
+import course_lib.pipeline.imbalance as course_imbalance
+import course_lib.pipeline.interleaving as course_interleaving
 
 routines = ("fill_drain_makespan", "fill_drain_idle_fraction", "fill_drain_overhead", "simulate")
-no_delegation = [(course_pipeline, name) for name in routines]
+later = ("interleaved_overhead", "zero_bubble_h1_bubble")  # pipe04's closed forms at v = 1, t_w = 0
+no_delegation = [(course_pipeline, name) for name in routines + later] + [
+    # every other balanced-pipeline step of the course: pipe04's, pipe06's, pipe08's closed forms
+    (course_interleaving, "interleaved_makespan"),
+    (course_accumulation, "step_times"),
+    *[(course_imbalance, n) for n in ("gpipe_makespan", "slowest_stage_makespan")],
+    (course_imbalance, "makespan_lower_bound"),
+]
 with forbid(*no_delegation, exercise="Exercise 2"):
     small_case = min_microbatches(4, 40)
 check_int(
@@ -425,9 +435,19 @@ def fill_drain_makespan_hops(
 # %% nbgrader={"grade": true, "grade_id": "latency_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 """Exercise 3: fill_drain_makespan_hops(m, t_f, t_b, hop_latencies) in seconds."""
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.accumulation as course_accumulation
+import course_lib.pipeline.imbalance as course_imbalance
+import course_lib.pipeline.interleaving as course_interleaving
 
 routines = ("fill_drain_makespan", "fill_drain_idle_fraction", "fill_drain_overhead", "simulate")
-no_delegation = [(course_pipeline, name) for name in routines]
+later = ("interleaved_overhead", "zero_bubble_h1_bubble")  # pipe04's closed forms at v = 1, t_w = 0
+no_delegation = [(course_pipeline, name) for name in routines + later] + [
+    # every other balanced-pipeline step of the course: pipe04's, pipe06's, pipe08's closed forms
+    (course_interleaving, "interleaved_makespan"),
+    (course_accumulation, "step_times"),
+    *[(course_imbalance, n) for n in ("gpipe_makespan", "slowest_stage_makespan")],
+    (course_imbalance, "makespan_lower_bound"),
+]
 with forbid(*no_delegation, exercise="Exercise 3"):
     small_case = fill_drain_makespan_hops(4, 1.0e-3, 2.0e-3, [0.1e-3, 0.2e-3])
     no_latency = fill_drain_makespan_hops(5, 1.0e-3, 2.0e-3, [0.0, 0.0])

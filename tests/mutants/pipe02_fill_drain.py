@@ -265,6 +265,45 @@ MUTANTS = [
         ),
         grades=("min_microbatches_tests",),
     ),
+    Mutant(
+        name="loops_over_gpipe_makespan",
+        why="searches m with pipe08's gpipe_makespan in whole slots (exact integers)",
+        cells=_fewest(
+            "    m = 1\n"
+            "    while 100 * (gpipe_makespan([1] * p, [0] * p, m) - m) >= "
+            "k * gpipe_makespan([1] * p, [0] * p, m):\n"
+            "        m += 1\n"
+            "    return m",
+            prelude="from course_lib.pipeline.imbalance import gpipe_makespan\n\n\n",
+        ),
+        grades=("min_microbatches_tests",),
+    ),
+    Mutant(
+        name="loops_over_interleaved_makespan",
+        why="searches m with pipe04's interleaved_makespan at v = 1, in whole slots",
+        cells=_fewest(
+            "    m = 1\n"
+            "    while 100 * (round(interleaved_makespan(p, m, 1, 1.0, 0.0)) - m) >= "
+            "k * round(interleaved_makespan(p, m, 1, 1.0, 0.0)):\n"
+            "        m += 1\n"
+            "    return m",
+            prelude="from course_lib.pipeline.interleaving import interleaved_makespan\n\n\n",
+        ),
+        grades=("min_microbatches_tests",),
+    ),
+    Mutant(
+        name="loops_over_accumulation_step_times",
+        why="searches m with pipe06's step_times {m: (m + p - 1) t} at t = 1 slot",
+        cells=_fewest(
+            "    m = 1\n"
+            "    while 100 * (round(step_times(m, p, {1: 1.0})[m]) - m) >= "
+            "k * round(step_times(m, p, {1: 1.0})[m]):\n"
+            "        m += 1\n"
+            "    return m",
+            prelude="from course_lib.pipeline.accumulation import step_times\n\n\n",
+        ),
+        grades=("min_microbatches_tests",),
+    ),
     # Exercise 3: makespan with a latency per hop (zero latencies: section 1's closed form).
     Mutant(
         name="no_pipelining",
@@ -405,6 +444,36 @@ MUTANTS = [
             "    hops = list(hop_latencies) or 0.0\n"
             "    run = simulate(gpipe(p, m), forward_time, backward_time, p2p_latency=hops)\n"
             "    return run.makespan"
+        ),
+        grades=("latency_tests",),
+    ),
+    Mutant(
+        name="hops_via_gpipe_makespan",
+        why="pipe08's gpipe_makespan for the compute, plus 2Σδ (right value, delegated)",
+        cells=_hops(
+            "    from course_lib.pipeline.imbalance import gpipe_makespan\n\n"
+            "    f, b = [forward_time] * p, [backward_time] * p\n"
+            "    return gpipe_makespan(f, b, m) + 2 * sum(hop_latencies)"
+        ),
+        grades=("latency_tests",),
+    ),
+    Mutant(
+        name="hops_via_interleaved_makespan",
+        why="pipe04's interleaved_makespan at v = 1 for the compute, plus 2Σδ (delegated)",
+        cells=_hops(
+            "    from course_lib.pipeline.interleaving import interleaved_makespan\n\n"
+            "    compute = interleaved_makespan(p, m, 1, forward_time, backward_time)\n"
+            "    return compute + 2 * sum(hop_latencies)"
+        ),
+        grades=("latency_tests",),
+    ),
+    Mutant(
+        name="hops_via_makespan_lower_bound",
+        why="pipe08's makespan_lower_bound (equal stages: the step) plus 2Σδ (delegated)",
+        cells=_hops(
+            "    from course_lib.pipeline.imbalance import makespan_lower_bound\n\n"
+            "    f, b = [forward_time] * p, [backward_time] * p\n"
+            "    return makespan_lower_bound(f, b, m) + 2 * sum(hop_latencies)"
         ),
         grades=("latency_tests",),
     ),
