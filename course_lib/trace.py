@@ -31,7 +31,10 @@ correlation id, never by time proximity.
 
 Decoding. :func:`load_trace` first tries msgspec, which decodes Kineto-shaped events (the fields
 above plus id/bp/s) into fixed-layout structs whose attributes become columns, with no per-event
-dict; any other file (unknown fields, null or non-numeric ts/dur, absent pids, not JSON) goes to
+dict. Two shortcuts serve the common Kineto file and fall back when they do not apply: ``cat``
+and ``ph`` decode as shared strings when every event's are among KINETO_CATEGORIES and
+CHROME_PHASES, and the top level is read once, by guessing that the traceEvents array ends at the
+file's last "]" and checking the guess on the rest of the file. Any other file (unknown fields, null or non-numeric ts/dur, absent pids, not JSON) goes to
 the general path (orjson, or json, to dicts). Both paths end in the same checks, so columns,
 dtypes and error messages do not depend on which one read the file
 (benchmarks/bench_trace.py measures the gain; tests/test_trace.py checks the agreement).
@@ -43,6 +46,7 @@ import gc
 import gzip as _gzip
 import math
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -51,7 +55,7 @@ from importlib import resources
 from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -279,7 +283,8 @@ def _frame_from_columns(
     mark absence with None only (never NaN), so they are used as they are, without a copy."""
     n = len(raw["ph"])
     ph = raw["ph"]
-    ph_missing = _is_missing_array(ph)
+    # under none_only absence is None alone, so `== None` (one identity pass) suffices
+    ph_missing = (ph == None) if none_only else _is_missing_array(ph)  # noqa: E711
     if ph_missing.any():
         i = int(np.flatnonzero(ph_missing)[0])
         raise TraceError(f"{source}: event {i}: missing field 'ph'")
@@ -305,7 +310,7 @@ def _frame_from_columns(
             raise TraceError(f"{source}: event {i} (ph 'X'): missing field 'dur'")
 
     args = raw["args"]
-    args_missing = _is_missing_array(args)
+    args_missing = (args == None) if none_only else _is_missing_array(args)  # noqa: E711
     if not none_only:
         args = args.copy()
         args[args_missing] = None
@@ -374,15 +379,61 @@ def _events_and_metadata(doc: Any, source: str) -> tuple[list, dict]:
 _FORMAT_FIELDS = ("id", "bp", "s")  # what Kineto writes: flow id and binding point, instant scope
 _NO_ID = -(2**63)  # an absent pid/tid in the int64 decoding (such a file goes to the general path)
 
+KINETO_CATEGORIES = (
+    # libkineto's ActivityType names (the toString table in libkineto/src/ActivityType.cpp,
+    # pytorch/kineto commit d659be20083885b536d7115a4da6fdbb9befd15b)
+    "cpu_op",
+    "user_annotation",
+    "gpu_user_annotation",
+    "gpu_memcpy",
+    "gpu_memset",
+    "kernel",
+    "external_correlation",
+    "cuda_runtime",
+    "cuda_driver",
+    "cpu_instant_event",
+    "python_function",
+    "overhead",
+    "mtia_runtime",
+    "mtia_ccp_events",
+    "cuda_sync",
+    "glow_runtime",
+    "cuda_profiler_range",
+    "hpu_op",
+    "xpu_runtime",
+    "collective_comm",
+    # flow and span categories seen in the course's real torch traces (course_lib/data/*.json.gz):
+    # "ac2g" (launch -> GPU flow), "fwdbwd" (forward -> backward flow), "Trace" (profiler span)
+    "ac2g",
+    "fwdbwd",
+    "Trace",
+    # course_lib.tracegen's point-to-point transfers (pipeline lessons)
+    "p2p",
+)
+"""Event categories the fast decoder reads as shared strings (one object per category instead
+of one per event). Only a speed hint: a file with any other category (or a non-string ``cat``)
+is read by the next decoder, which keeps it, and load_trace returns the same frame either way."""
+
+CHROME_PHASES = (
+    *("B", "E", "X", "i", "I", "C"),  # duration, complete, instant (I: deprecated), counter
+    *("b", "n", "e", "S", "T", "p", "F"),  # async (S/T/p/F: the deprecated async phases)
+    *("s", "t", "f", "P", "N", "O", "D"),  # flow, sample, object
+    *("M", "V", "v", "R", "c", "(", ")"),  # metadata, memory dump, mark, clock sync, context
+)
+"""Phase letters of the Trace Event Format (Google's "Trace Event Format" document, its phase
+table), read as shared strings by the fast decoder; any other ``ph`` takes the next decoder."""
+
 if _msgspec is not None:
 
-    def _event_struct(name: str, id_type: Any, id_default: Any) -> type:
+    def _event_struct(
+        name: str, id_type: Any, id_default: Any, cat_type: Any = Any, ph_type: Any = Any
+    ) -> type:
         return _msgspec.defstruct(
             name,
             [
                 ("name", Any, None),
-                ("cat", Any, None),
-                ("ph", Any, None),
+                ("cat", cat_type, None),
+                ("ph", ph_type, None),
                 ("ts", float, math.nan),  # a number (int or float) or absent; else general path
                 ("dur", float, math.nan),
                 ("pid", id_type, id_default),
@@ -394,12 +445,104 @@ if _msgspec is not None:
             gc=False,  # events hold no cycles; untracked structs cost the collector nothing
         )
 
-    # pid/tid as int64 straight from the decoder; traces that mix in strings ("Spans") take the
-    # second decoder, which keeps any JSON value
+    # First decoder: cat and ph as Literals, which msgspec returns as the one shared str object
+    # of each value (no per-event string); pid/tid as int64. A file with another cat or ph takes
+    # the second (cat/ph any JSON value), one whose pids/tids mix in strings ("Spans") the third.
+    _decode_typed = _msgspec.json.Decoder(
+        list[
+            _event_struct(
+                "_EventTyped",
+                int,
+                _NO_ID,
+                Literal[(*KINETO_CATEGORIES, None)],
+                Literal[(*CHROME_PHASES, None)],
+            )
+        ]
+    ).decode
     _decode_int_ids = _msgspec.json.Decoder(list[_event_struct("_Event", int, _NO_ID)]).decode
     _decode_any_ids = _msgspec.json.Decoder(list[_event_struct("_EventAnyIds", Any, None)]).decode
     _decode_top = _msgspec.json.Decoder(dict[str, _msgspec.Raw]).decode  # values stay unparsed
     _decode_any = _msgspec.json.Decoder().decode
+
+
+_EVENTS_KEY = b'"traceEvents"'
+_AFTER_KEY = re.compile(rb"[ \t\r\n]*:[ \t\r\n]*\[")  # JSON whitespace, the colon, the '['
+
+
+def _decode_events(body: Any) -> tuple[list, bool]:
+    """Events as structs, by the narrowest decoder that takes every event: (events, int ids).
+    Raises msgspec's error when none does."""
+    try:
+        return _decode_typed(body), True
+    except _msgspec.ValidationError:
+        pass
+    try:
+        return _decode_int_ids(body), True
+    except _msgspec.ValidationError:
+        return _decode_any_ids(body), False
+
+
+def _split_top(raw: bytes) -> tuple[memoryview, dict] | None:
+    """Guess where the traceEvents array of ``{..., "traceEvents": [...], ...}`` is without
+    scanning it: (the guessed array, the other top-level keys), or None when the guess is wrong.
+
+    The guess: the array starts at the '[' after the first '"traceEvents"' key text and ends at
+    the file's last ']'. The check: the file with that span replaced by ``null`` must decode to
+    an object whose "traceEvents" is that null, with the key text nowhere else and no \\u escape
+    (which could spell the key another way). Then the key is the top-level one and its value
+    starts where the guess starts; if it ends earlier (a later key's value holds a ']'), the
+    guessed span is not one JSON value and decoding it fails, so the caller must not take a
+    decoding failure of the guessed span as the file's.
+    """
+    k = raw.find(_EVENTS_KEY)
+    if k < 0:
+        return None
+    m = _AFTER_KEY.match(raw, k + len(_EVENTS_KEY))
+    if m is None:
+        return None
+    start = m.end() - 1  # the '['
+    end = raw.rfind(b"]")
+    if end < start:  # cut short
+        return None
+    rest = raw[:start] + b"null" + raw[end + 1 :]
+    if rest.count(_EVENTS_KEY) != 1 or b"\\u" in rest:
+        return None
+    try:
+        top = _decode_any(rest)
+    except _msgspec.MsgspecError:
+        return None
+    if type(top) is not dict or "traceEvents" not in top or top["traceEvents"] is not None:
+        return None
+    del top["traceEvents"]
+    return memoryview(raw)[start : end + 1], top
+
+
+def _object_events(raw: bytes) -> tuple[list | None, bool, dict]:
+    """(events, int ids, metadata) of a trace object, events None without a traceEvents key.
+
+    Reads the top level once when :func:`_split_top`'s guess holds (Kineto writes the array
+    last), else scans it (msgspec Raw values) first. Raises msgspec's error when the events do
+    not decode."""
+    split = _split_top(raw)
+    guessed = 0
+    if split is not None:
+        body, metadata = split
+        guessed = len(body)
+        try:
+            return (*_decode_events(body), metadata)
+        except _msgspec.MsgspecError:
+            pass  # the guessed span may reach into a later key's value: scan to find out
+        finally:
+            body.release()
+            del body, split
+    top = _decode_top(raw)
+    if "traceEvents" not in top:
+        return None, False, {}
+    body = top.pop("traceEvents")
+    if len(memoryview(body)) == guessed:  # the guess was the array: its failure is the file's
+        raise _msgspec.ValidationError("traceEvents: no event decoder takes every event")
+    metadata = {k: _decode_any(v) for k, v in top.items()}
+    return (*_decode_events(body), metadata)
 
 
 def _fast_columns(raw: bytes) -> tuple[dict[str, np.ndarray], list[str], dict] | None:
@@ -415,23 +558,19 @@ def _fast_columns(raw: bytes) -> tuple[dict[str, np.ndarray], list[str], dict] |
     head = raw[:64].lstrip()[:1]
     try:
         if head == b"{":
-            top = _decode_top(raw)
-            if "traceEvents" not in top:
+            events, int_ids, metadata = _object_events(raw)
+            if events is None:
                 return None
-            body = top.pop("traceEvents")
-            metadata = {k: _decode_any(v) for k, v in top.items()}
         elif head == b"[":
-            body, metadata = raw, {}
+            metadata = {}
+            events, int_ids = _decode_events(raw)
         else:
             return None
-        try:
-            events, int_ids = _decode_int_ids(body), True
-        except _msgspec.ValidationError:
-            events, int_ids = _decode_any_ids(body), False
-        del body
     except _msgspec.MsgspecError:
         return None
     n = len(events)
+    if n == 0:  # no events: the general path's empty columns (object pid/tid, not int64)
+        return None
     cols: dict[str, np.ndarray] = {}
     for key in ("ts", "dur"):
         cols[key] = np.fromiter(map(attrgetter(key), events), dtype=np.float64, count=n)

@@ -15,6 +15,8 @@ from hypothesis import given, settings
 
 from course_lib import trace
 from course_lib.trace import (
+    GPU_CATEGORIES,
+    LAUNCH_CATEGORIES,
     TraceError,
     absolute_time,
     data_path,
@@ -22,7 +24,7 @@ from course_lib.trace import (
     load_trace,
     write_trace,
 )
-from course_lib.tracegen import generate_dp_profile
+from course_lib.tracegen import generate_dp_profile, write_dp_profile
 from tests.strategies import trace_events
 
 REAL = "real_cpu_mlp.json.gz"
@@ -548,3 +550,230 @@ def test_not_json_names_the_file(tmp_path, content):
     with pytest.raises(TraceError, match="invalid JSON") as err:
         load_trace(p)
     assert str(err.value).startswith(str(p))
+
+
+# --------------------------------------------------------------------------------------------
+# the fast path's two shortcuts (shared cat/ph strings; reading the top level once) and their
+# fallbacks: whichever route reads a file, the frame, args and attrs are the general path's
+
+
+def _route(monkeypatch, path) -> tuple:
+    """Load ``path`` with spies: (split guess held, scanned the top level, decoder that took the
+    events or None for the general path). Restores the real functions afterwards."""
+    seen = {"split": None, "scan": False, "decoder": None}
+    with monkeypatch.context() as m:
+        real_split = trace._split_top
+
+        def split(raw):
+            out = real_split(raw)
+            seen["split"] = out is not None
+            return out
+
+        m.setattr(trace, "_split_top", split)
+        real_top = trace._decode_top
+
+        def top(raw):
+            seen["scan"] = True
+            return real_top(raw)
+
+        m.setattr(trace, "_decode_top", top)
+
+        def spy(name):
+            real = getattr(trace, name)
+
+            def decode(body):
+                out = real(body)
+                seen["decoder"] = name
+                return out
+
+            return decode
+
+        for name in ("_decode_typed", "_decode_int_ids", "_decode_any_ids"):
+            m.setattr(trace, name, spy(name))
+        real_fast = trace._fast_columns
+
+        def fast(raw):
+            out = real_fast(raw)
+            if out is None:
+                seen["decoder"] = None
+            return out
+
+        m.setattr(trace, "_fast_columns", fast)
+        load_trace(path)
+    return seen["split"], seen["scan"], seen["decoder"]
+
+
+_KNOWN = [
+    _x("aten::mm", 1.5, 2.25, correlation=11, **{"External id": 3}),
+    _x("cudaLaunchKernel", 2.0, 0.5, cat="cuda_runtime", correlation=12),
+    _x("gemm", 3.0, 1.0, cat="kernel", pid=0, tid=7, correlation=12, stream=7, device=0),
+    {"ph": "s", "id": 12, "pid": 1, "tid": 1, "ts": 2.0, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 12, "pid": 0, "tid": 7, "ts": 3.0, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "i", "s": "t", "pid": 1, "tid": 1, "ts": 4.0, "cat": "p2p", "name": "send"},
+    {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": "python"}},
+]
+_META = {
+    "schemaVersion": 1,
+    "deviceProperties": [{"id": 0, "name": "GPU"}],
+    "displayTimeUnit": "ms",
+}
+
+
+def _raw_file(path: Path, text: str | bytes, *, compress: bool = False) -> Path:
+    data = text.encode() if isinstance(text, str) else text
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def _doc(events, before=_META, after=None, **dumps) -> str:
+    return json.dumps({**before, "traceEvents": events, **(after or {})}, **dumps)
+
+
+_CASES = {
+    # Kineto's layout: metadata first, the array last -> one pass, shared strings
+    "kineto": (_doc(_KNOWN), (True, False, "_decode_typed")),
+    "pretty, trailing newlines": (_doc(_KNOWN, indent=2) + "\n\n", (True, False, "_decode_typed")),
+    "tabs and CRLF": (_doc(_KNOWN).replace(": ", ":\t\r\n "), (True, False, "_decode_typed")),
+    # no events: the general path (it gives the empty columns their dtypes)
+    "empty event list": (_doc([]), (True, False, None)),
+    # the guess holds on the rest ({..., "traceEvents": null}) but "[], "x": [1]" is no array
+    "empty list, metadata after": (_doc([], after={"x": [1]}), (True, True, None)),
+    # a category outside KINETO_CATEGORIES, a non-string cat, a phase outside CHROME_PHASES:
+    # the second decoder (cat/ph as any JSON value)
+    "unknown category": (
+        _doc([*_KNOWN, _x("a", 5, 1, cat="my_cat")]),
+        (True, False, "_decode_int_ids"),
+    ),
+    "numeric category": (_doc([*_KNOWN, _x("a", 5, 1, cat=7)]), (True, False, "_decode_int_ids")),
+    "unknown phase": (
+        _doc([*_KNOWN, {**_x("a", 5, 1), "ph": "Z"}]),
+        (True, False, "_decode_int_ids"),
+    ),
+    # missing/null fields stay None (cat, name, args) on the shared-string decoder
+    "missing and null fields": (
+        _doc(
+            [
+                *_KNOWN,
+                {"ph": "X", "ts": 1, "dur": 0, "pid": 1, "tid": 1},
+                {**_x("b", 2, 1), "cat": None, "args": None},
+            ]
+        ),
+        (True, False, "_decode_typed"),
+    ),
+    # string pids: the third decoder
+    "string pids": (_doc([*_KNOWN, _x("a", 5, 1, pid="Spans")]), (True, False, "_decode_any_ids")),
+    "string pids, unknown category": (
+        _doc([*_KNOWN, _x("a", 5, 1, pid="Spans", cat="zz")]),
+        (True, False, "_decode_any_ids"),
+    ),
+    # a later top-level key whose value holds ']': the guess reaches into it and fails, the scan
+    # finds the array
+    "later key holds ']'": (_doc(_KNOWN, after={"later": [1, [2]]}), (True, True, "_decode_typed")),
+    "later string holds ']'": (_doc(_KNOWN, after={"note": "a]b"}), (False, True, "_decode_typed")),
+    # a later key holding the text "traceEvents" (as a value, or a nested key) is not trusted
+    "later value 'traceEvents'": (
+        _doc(_KNOWN, after={"note": "traceEvents"}),
+        (False, True, "_decode_typed"),
+    ),
+    "later nested key": (
+        _doc(_KNOWN, after={"m": {"traceEvents": [1]}}),
+        (False, True, "_decode_typed"),
+    ),
+    "metadata before and after": (
+        _doc(_KNOWN, after={"traceName": "x.json", "baseTimeNanoseconds": 17}),
+        (True, False, "_decode_typed"),
+    ),
+    # an earlier nested "traceEvents": the first key text is not the top-level key
+    "earlier nested key": (
+        _doc(_KNOWN, before={"m": {"traceEvents": [0]}}),
+        (False, True, "_decode_typed"),
+    ),
+    # the key spelled with an escape: only the scan reads it
+    "escaped key": (
+        _doc(_KNOWN).replace('"traceEvents"', '"trace\\u0045vents"'),
+        (False, True, "_decode_typed"),
+    ),
+    "escape in metadata": (
+        _doc(_KNOWN, before={"host": "caf\\u00e9"}),
+        (False, True, "_decode_typed"),
+    ),
+    # a field outside the format: the guess held, so its failure is the file's (no rescan)
+    "unknown field": (_doc([*_KNOWN, {**_x("a", 5, 1), "extra": 1}]), (True, True, None)),
+    "unknown field, later ']'": (
+        _doc([*_KNOWN, {**_x("a", 5, 1), "extra": 1}], after={"l": [1]}),
+        (True, True, None),
+    ),
+    # the array is not an array / is absent: general path, its error
+    "bare array": (json.dumps(_KNOWN), (None, False, "_decode_typed")),
+}
+
+
+@pytest.mark.skipif(trace._msgspec is None, reason="msgspec not installed")
+@pytest.mark.parametrize("compress", [False, True], ids=["json", "gzip"])
+@pytest.mark.parametrize("case", list(_CASES))
+def test_shortcuts_and_fallbacks_agree_with_general_path(tmp_path, monkeypatch, case, compress):
+    """Each file takes the route it is meant to (so the comparison is not vacuous), and loads
+    to exactly the general path's frame, args and attrs (assert_frame_equal, check_exact)."""
+    text, expected = _CASES[case]
+    path = _raw_file(tmp_path / "t.json", text, compress=compress)
+    split, scan, decoder = _route(monkeypatch, path)
+    assert (split, scan, decoder) == expected
+    _assert_same_load(path, monkeypatch)
+
+
+def _course_traces(tmp_path) -> list[Path]:
+    """The shipped torch traces (cost02's, cost10's before/after), the shipped tracegen set
+    (data/dp_profile) and fresh tracegen outputs, plain and gzip."""
+    paths = [data_path(n) for n in (REAL, "regression_before.json.gz", "regression_after.json.gz")]
+    paths += sorted(data_path("dp_profile").glob("rank_*.json.gz"))
+    ranks = generate_dp_profile(num_ranks=2, num_steps=2, seed=11)
+    paths += [
+        write_trace(ranks[0], tmp_path / "r0.json"),
+        write_trace(ranks[1], tmp_path / "r1.json.gz"),
+    ]
+    paths += write_dp_profile(tmp_path / "dp", num_ranks=2, num_steps=1, seed=3)
+    return paths
+
+
+@pytest.mark.skipif(trace._msgspec is None, reason="msgspec not installed")
+def test_course_traces_take_the_one_pass_route_and_agree(tmp_path, monkeypatch):
+    """Every trace the course ships or generates is read in one pass (no scan of the top
+    level), by a msgspec decoder, and loads exactly as on the general path."""
+    paths = _course_traces(tmp_path)
+    assert len(paths) == 11
+    for path in paths:
+        split, scan, decoder = _route(monkeypatch, path)
+        assert (split, scan) == (True, False), path
+        assert decoder is not None, path
+        _assert_same_load(path, monkeypatch)
+    # the shipped torch traces have only known categories and phases but string pids
+    assert _route(monkeypatch, data_path(REAL))[2] == "_decode_any_ids"
+
+
+@pytest.mark.parametrize(
+    ("after", "cat"),
+    [({}, "cpu_op"), ({}, "my_cat"), ({"later": [1]}, "cpu_op"), ({"later": [1]}, "my_cat")],
+    ids=["one-pass", "unknown-category", "scan", "scan-unknown-category"],
+)
+@pytest.mark.parametrize(
+    ("bad_event", "expected"),
+    [
+        ({"ph": "X", "name": "k", "dur": 1.0, "pid": 0, "tid": 0}, r"event 2 \(ph 'X'\): .*'ts'"),
+        (_x("k", 5.0, -1.0), r"event 2 \('k'\): field 'dur' is negative \(-1.0\)"),
+        (_x("k", 1.0, 1.0, correlation=1.5), r"event 2: field 'args.correlation' must be"),
+    ],
+)
+def test_bad_event_same_error_on_every_route(tmp_path, bad_event, expected, after, cat):
+    """The error names file, event and field on each route of the fast path."""
+    events = [_x("a", 1, 1, cat=cat), {"ph": "s", "id": 1, "bp": "e", "ts": 1, "pid": 0, "tid": 0}]
+    p = _raw_file(tmp_path / "t.json", _doc([*events, bad_event], after=after))
+    with pytest.raises(TraceError, match=expected) as err:
+        load_trace(p)
+    assert str(err.value).startswith(f"{p}: event 2")
+
+
+def test_known_categories_and_phases_are_strings():
+    """The shared-string sets hold distinct strings, the GPU and launch categories among them."""
+    for names in (trace.KINETO_CATEGORIES, trace.CHROME_PHASES):
+        assert len(set(names)) == len(names) and all(type(n) is str for n in names)
+    assert set(GPU_CATEGORIES + LAUNCH_CATEGORIES) <= set(trace.KINETO_CATEGORIES)
