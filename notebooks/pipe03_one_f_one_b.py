@@ -351,12 +351,15 @@ def warmup_forwards(num_stages: int, num_microbatches: int) -> list[int]:
 # %% nbgrader={"grade": true, "grade_id": "warmup_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 """Exercise 2: warmup_forwards(p, m), the warm-up forwards of every stage (a list of ints)."""
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.versions as course_versions
 
 _routes = (
     "one_f_one_b_warmup", "one_f_one_b", "interleaved_1f1b", "zero_bubble_h1",
     "peak_in_flight_one_f_one_b", "stage_in_flight",
 )  # fmt: skip
 _no_delegation = [(course_pipeline, n) for n in _routes if hasattr(course_pipeline, n)]
+# pipe07's PipeDream versions: j - min(m, p - s - 1), and p - s versions held per stage
+_no_delegation += [(course_versions, n) for n in ("stashing_version", "stashing_versions_held")]
 _pytorch = "PyTorch's count, with the steady state's first forward"
 _gpipe = "m: GPipe's order"
 _one_based = "a stage counted from 1"
@@ -669,6 +672,7 @@ def memory_ratio(
 """Exercise 5: memory_ratio(p, m, s, state_bytes, stash_bytes), GPipe's peak over 1F1B's."""
 import course_lib.pipeline as course_pipeline
 import course_lib.pipeline.imbalance as course_imbalance
+import course_lib.pipeline.versions as course_versions
 
 _routes = (
     "peak_in_flight_one_f_one_b", "peak_in_flight_gpipe", "peak_in_flight_zero_bubble_h1",
@@ -680,6 +684,8 @@ _no_delegation = [
     # pipe08's live stashes and pipe10's verifier (its memory rule reports each stage's peak)
     *[(course_imbalance, n) for n in ("live_stashes", "live_stashes_at", "is_flush")],
     (course_pipeline, "verify"),
+    # pipe07's PipeDream versions: p - s held per stage, j - min(m, p - s - 1)
+    *[(course_versions, n) for n in ("stashing_versions_held", "stashing_version")],
 ]
 _visible_cases = {  # stage: (right ratio, named mistakes), on p = 8, m = 32, 20 GiB + 2 GiB each
     0: (

@@ -242,6 +242,25 @@ MUTANTS = [
         grades=("warmup_tests",),
     ),
     Mutant(
+        name="warmups_via_stashing_versions_held",
+        why="pipe07's stashing_versions_held (p - s) minus one, clamped at m",
+        cells=_warmups(
+            "    return [min(m, int(h) - 1) for h in stashing_versions_held(p)]",
+            prelude="from course_lib.pipeline.versions import stashing_versions_held\n\n\n",
+        ),
+        grades=("warmup_tests",),
+    ),
+    Mutant(
+        name="warmups_via_stashing_version",
+        why="pipe07's stashing_version j - min(M, p - s - 1) of a long stream, clamped at m",
+        cells=_warmups(
+            "    M = p + m\n"
+            "    return [min(m, M - 1 - stashing_version(s, M - 1, p, M)) for s in range(p)]",
+            prelude="from course_lib.pipeline.versions import stashing_version\n\n\n",
+        ),
+        grades=("warmup_tests",),
+    ),
+    Mutant(
         name="warmups_counted_from_generator",
         why="counts the forwards before each stage's first backward in one_f_one_b, minus one",
         cells=_warmups(
@@ -612,6 +631,16 @@ MUTANTS = [
             "for t in set(tl.events['start']))\n"
             "    return (S + m * A) / (S + peak * A)",
             prelude="from course_lib.pipeline.imbalance import live_stashes\n\n\n",
+        ),
+        grades=("memory_ratio_tests",),
+    ),
+    Mutant(
+        name="ratio_via_stashing_versions_held",
+        why="1F1B's peak as pipe07's stashing_versions_held (p - s), clamped at m",
+        cells=_ratio(
+            "    peak = min(m, int(stashing_versions_held(p)[s]))\n"
+            "    return (S + m * A) / (S + peak * A)",
+            prelude="from course_lib.pipeline.versions import stashing_versions_held\n\n\n",
         ),
         grades=("memory_ratio_tests",),
     ),
