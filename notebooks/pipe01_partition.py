@@ -583,11 +583,15 @@ def stage_memory_of(num_params, activation_bytes, boundaries, num_microbatches):
 import course_lib.pipeline as course_pipeline
 import course_lib.pipeline.formulas as course_formulas
 import course_lib.pipeline.partition as course_partition
+import course_lib.pipeline.versions as course_versions
 
 routines = ("stage_memory", "stage_table", "stage_costs", "stage_in_flight", "layer_memory")
 no_delegation = [(course_partition, name) for name in routines]
 no_delegation += [(course_pipeline, name) for name in ("stage_memory", "simulate")]
 no_delegation += [(course_formulas, "peak_in_flight_one_f_one_b")]
+no_delegation += [(course_pipeline, "verify")]  # pipe10's memory rule reports each stage's peak
+# pipe07's PipeDream versions: p - s held per stage, j - min(m, p - s - 1)
+no_delegation += [(course_versions, n) for n in ("stashing_versions_held", "stashing_version")]
 with forbid(*no_delegation, exercise="Exercise 4"):
     small_memory = stage_memory_of([10, 20, 30], [100, 200, 300], (0, 1, 2, 3), 8)
     one_stage = stage_memory_of([10, 20, 30], [100, 200, 300], (0, 3), 8)

@@ -467,6 +467,31 @@ MUTANTS = [
         grades=("stage_memory_tests",),
     ),
     Mutant(
+        name="delegates_verify_peaks",
+        why="in-flight counts from pipe10's verify (max_in_flight=1 reports each stage's peak)",
+        cells=_memory(
+            "peaks[s]",
+            prelude="import re\n\nfrom course_lib.pipeline import one_f_one_b, verify\n\n\n",
+            extra=(
+                "    peaks = [1] * p\n"
+                "    for v in verify(one_f_one_b(p, m), max_in_flight=1):\n"
+                '        s = int(re.search(r"on stage (\\d+)", v.message).group(1))\n'
+                '        peaks[s] = int(re.search(r"peak (\\d+)", v.message).group(1))\n'
+            ),
+        ),
+        grades=("stage_memory_tests",),
+    ),
+    Mutant(
+        name="delegates_stashing_versions_held",
+        why="in-flight counts as pipe07's stashing_versions_held (p - s), clamped at m",
+        cells=_memory(
+            "min(m, int(held[s]))",
+            prelude="from course_lib.pipeline.versions import stashing_versions_held\n\n\n",
+            extra="    held = stashing_versions_held(p)\n",
+        ),
+        grades=("stage_memory_tests",),
+    ),
+    Mutant(
         name="delegates_stage_memory",
         why="course_lib's stage_memory on a ModelSpec built from the arrays",
         cells={
