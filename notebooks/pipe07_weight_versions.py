@@ -152,7 +152,8 @@ plt.show()
 # newest when its first microbatch entered the pipeline; its update lands while the next batch
 # is in flight on the version before, so each stage holds **two versions** (the double buffer).
 # Batches 0 and 1 both run on version 0 (batch 0's update is not in when batch 1 enters); after
-# that, each batch runs on the version made by the update of the batch two before it. Every
+# that, each batch runs on the weights right after the update of the batch two before it
+# (version $v$ is the weights after $v$ updates, so batch 0's update makes version 1). Every
 # stage uses the same version for a microbatch, one consistent model, but the gradient is one
 # update stale, a delayed-gradient algorithm rather than synchronous SGD:
 #
@@ -338,7 +339,9 @@ check_float(
     unit="GiB",
     known_wrong=distinct_hints(
         [(6 * _last, "p versions on every stage (or s + 1: stage 0, not the last, stores most)"),
-         (2 * _last, "two versions: that is 2BW"), (0.0, "p - s - 1: the current version counts"),
+         (2 * _last, "two copies on the last stage: p - s + 1 counts the current version twice "
+          "(2BW also stores two; so do 4-byte weights, but they are bf16)"),
+         (0.0, "p - s - 1: the current version counts"),
          (_last * GiB / 1e9, "GB (1e9 bytes), not GiB")],
         _last,
         rtol=5e-3,
@@ -350,6 +353,7 @@ for _s in range(6):
     _n = params_per_stage[_s] * 2 / GiB
     _hints = [
         ((5 - _s) * _n, "p - s - 1 versions: the current version counts too"),
+        ((7 - _s) * _n, "p - s + 1 versions: counts the current version twice"),
         ((_s + 1) * _n, "s + 1 versions: stage 0, not the last, stores the most"),
         (6 * _n, "p versions on every stage"),
         (2 * _n, "two versions: that is PipeDream-2BW"),
@@ -403,16 +407,24 @@ _check_2bw(
     8,
     4,
     [(5, "the batch index: a fresh gradient, synchronous SGD; 2BW's batch reads the version "
-      "before"), (3, "two updates stale (or the paper's 1-indexed formula applied to j)"),
+      "before"), (3, "two updates stale (or the paper's 1-indexed formula applied to j): batch "
+      "b - 2's update makes version b - 1 (version v = the weights after v updates)"),
      (37, "PipeDream's stashing on stage 0, j - (p - 1)"), (40, "an update per microbatch")],
 )  # fmt: skip
+_boundary = "off by one at the batch boundary: j counted from 0, batch ⌊j/m⌋"
+# j = 15 is the last microbatch of batch 1: an off-by-one there gives 1, which is also the batch
+# index, but a batch-index answer already failed (40, 8) above, so the hint names the boundary.
+_check_2bw(15, 8, 0, [(1, _boundary)])
 _check_2bw(3, 8, 0, [(-1, "batch 0 has no older version: it runs on version 0")])
 ### BEGIN HIDDEN TESTS
 for _j, _m, _want in [
-    (0, 4, 0), (7, 8, 0), (8, 8, 0), (15, 8, 0), (16, 8, 1), (23, 8, 1), (5, 4, 0), (12, 4, 2),
+    (0, 4, 0), (7, 8, 0), (8, 8, 0), (31, 8, 2), (16, 8, 1), (23, 8, 1), (5, 4, 0), (12, 4, 2),
     (47, 6, 6), (100, 12, 7), (59, 20, 1), (60, 20, 2),
 ]:  # fmt: skip
-    _check_2bw(_j, _m, _want, [(_j // _m, "the batch index: no staleness")])
+    # where a boundary off-by-one is wrong it equals the batch index: distinct_hints drops both
+    _off = {max((_j + 1) // _m - 1, 0), max(-(-_j // _m) - 1, 0)}
+    _check_2bw(_j, _m, _want, [(_v, _boundary) for _v in sorted(_off)]
+               + [(_j // _m, "the batch index: no staleness")])  # fmt: skip
 ### END HIDDEN TESTS
 passed("Exercise 3")
 

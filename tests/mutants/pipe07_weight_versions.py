@@ -155,6 +155,8 @@ MUTANTS = [
                      ".tolist()"), EX1),  # fmt: skip
     # Exercise 2: GiB of stored versions per stage (p = 6)
     Mutant("versions_p_minus_s_minus_1", "forgets the current version", _memory("5 - s"), EX2),
+    Mutant("versions_p_minus_s_plus_1", "stashed versions plus the current one counted again",
+           _memory("7 - s"), EX2),
     Mutant("versions_s_plus_1", "the last stage stores the most", _memory("s + 1"), EX2),
     Mutant("versions_p_everywhere", "p versions on every stage", _memory("6"), EX2),
     Mutant("versions_two", "2BW's two versions", _memory("2"), EX2),
@@ -173,6 +175,8 @@ MUTANTS = [
            _two_bw("max((j - 1) // m - 1, 0)"), EX3),
     Mutant("j_plus_one", "j + 1 where the paper's k - 1 is j", _two_bw("max((j + 1) // m - 1, 0)"),
            EX3),
+    Mutant("ceil_batch", "ceil(j / m) - 1: the batch of a 1-indexed microbatch",
+           _two_bw("max(math.ceil(j / m) - 1, 0)", "import math\n\n\n"), EX3),
     Mutant("rounds_not_floors", "rounds j / m instead of flooring",
            _two_bw("max(round(j / m) - 1, 0)"), EX3),
     Mutant("batches_of_p", "batches of p = 4, not m", _two_bw("max(j // 4 - 1, 0)"), EX3),
