@@ -7,14 +7,13 @@
 # **Time:** 29 min · **Level:** advanced
 #
 # You will be able to
-# - check that a schedule lists every forward, backward and weight-gradient action exactly once;
-# - find the first action in a trace that started before one of its inputs was ready;
-# - count the live activation stashes per stage of a program order against a memory bound;
-# - run schedules on a tiny model against a sequential reference, and say which check a
-#   suspiciously fast trace fails.
+# - check that a schedule lists every action exactly once;
+# - find the events in a trace that started before their inputs were ready;
+# - count live activation stashes per stage against a memory bound;
+# - test numerics against a sequential reference, and say which check a fast trace fails.
 #
-# **What you need:** pipe02–pipe04 (the schedules and their generators), pipe07 (weight
-# versions) and pipe09 (deadlocks); Python lists, dicts and tuples.
+# **What you need:** pipe02–pipe04 (schedules and their generators), pipe07 (weight versions),
+# pipe09 (deadlocks); Python lists, dicts and tuples.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # %matplotlib inline
@@ -29,7 +28,6 @@ from course_lib.checks import (
     check_choice,
     check_int,
     check_names,
-    check_range,
     check_type,
     distinct_hints,
     forbid,
@@ -131,13 +129,27 @@ def check_peaks(label, got, expected, hints=()):
         check_int(f"{label}[{s}]", got[s], want, known_wrong=known)
 
 
+# Exercise 5's options: the checks in section order, and what each one catches
+FAST_RUN_CHECKS = ("identity", "dependency", "memory", "version", "numeric", "progress", "none")
+CHECK_MEANING = {
+    "identity": "an action missing, repeated, of unknown kind or out of range",
+    "dependency": "an action listed on its rank before an input from the same rank, or "
+    "started before an input ended",
+    "memory": "more live activation stashes on a stage than the bound",
+    "version": "a backward on other weights than its forward's (asynchronous updates)",
+    "numeric": "gradients unlike the sequential reference while every other rule passes",
+    "progress": "every action is there and each rank's list is in order, yet ranks wait for "
+    "each other for good (a deadlock)",
+    "none": "the run passes every check",
+}
+
+
 # %% [markdown]
 # ## 1. A trace that looks faster may have done less work
 #
-# A schedule is a list of actions per rank (pipe02): F is a forward, B a backward (only the
-# input gradient when the schedule also lists W, the weight gradient). Throughput from a trace is
-# microbatches over step time, and it counts what should have run, not what did. Here is
-# 1F1B on $p = 4$ stages with $m = 8$ microbatches ($t_f = 1$ ms, $t_b = 2$ ms per stage,
+# A schedule is a list of actions per rank (pipe02): F is a forward, B a backward (the input
+# gradient only, when W, the weight gradient, is listed too). Throughput from a trace is
+# microbatches over step time: it counts what should have run, not what did. Here is 1F1B on $p = 4$ stages with $m = 8$ microbatches ($t_f = 1$ ms, $t_b = 2$ ms per stage,
 # synthetic), and a generator whose cool-down loop stops one microbatch short on every rank:
 
 # %%
@@ -167,9 +179,9 @@ plt.show()
 # and $\#\{W(s, j)\} = 1$ when the backward is split (ZB-H1, pipe04). So a verifier reports each
 # entry of an unknown **kind**, each stage or microbatch out of **range**, each **duplicate**
 # (a repeat of an entry listed before) and each **missing** action. A recomputing schedule must
-# declare its second forward as a kind of its own, or it reads as a duplicate F (`verify` knows
-# no such kind and flags it). `verify` (course_lib.pipeline.verify) returns violations,
-# each naming the rule, the rank, the position in that rank's list and the action:
+# declare its second forward as a kind of its own, or it reads as a duplicate F. `verify`
+# (course_lib.pipeline.verify) returns violations naming the rule, the rank, the position in
+# that rank's list and the action:
 
 # %%
 found = verify(short)
@@ -180,8 +192,8 @@ plt.show()
 
 # %% [markdown]
 # Rows are ranks, boxes are list entries in program order (label: the microbatch), coloured by
-# kind. No box is outlined: each entry listed is valid. The defect is what is not there, listed
-# below the grid. You find it only by counting against $p \times m$, never by inspecting entries.
+# kind. No box is outlined: every entry is valid. The defect, listed below the grid, is what is
+# not there.
 
 # %% [markdown]
 # ## 3. Dependencies and bounded progress
@@ -190,9 +202,9 @@ plt.show()
 # $F(k, j)$ after $F(k-1, j)$; $B(k, j)$ after $B(k+1, j)$ and after $F(k, j)$; $W(k, j)$
 # after $B(k, j)$. Two checks follow:
 #
-# - in the **lists**, a dependency on the same rank must be listed earlier (`dependency`); one
-#   on another rank is waited for, and if the waits never end, some ranks cannot make
-#   **progress** (a deadlock, pipe09);
+# - in the **lists**, a same-rank dependency must be listed earlier (`dependency`); a
+#   cross-rank one is waited for, and if the waits never end, ranks cannot make **progress**
+#   (a deadlock, pipe09);
 # - in a **trace**, every action must start at or after the end of each dependency:
 #   $\text{start}(a) \ge \text{end}(d)$. Starting exactly at the end is fine.
 #
@@ -207,18 +219,17 @@ for v in verify(no_warmup, p, m):
 
 # %% [markdown]
 # Every action is there once, yet rank 1 waits for a gradient that needs rank 2's next forward,
-# which needs rank 1's. A simulator would hang or raise here; the verifier names each blocked rank
-# and what it waits for. The list check cannot see a runtime that skips a wait and starts a
-# backward early: its trace is shorter while its lists are correct. Only the trace check catches
-# that (Exercise 2).
+# which needs rank 1's: the verifier names each blocked rank and what it waits for. A runtime
+# that skips a wait has correct lists and a shorter trace; only the trace check catches it
+# (Exercise 2).
 
 # %% [markdown]
 # ## 4. Memory and weight versions
 #
 # Each F stashes its activations until the action that frees them: B, or W when the backward is
-# split (pipe03, pipe05). Counted in a rank's program order, stage $s$'s live stashes rise by one
-# at each F and fall by one at each release; its peak must fit a bound. 1F1B keeps at most
-# $\min(m, p - s)$ on stage $s$ (pipe03; "p or fewer" in flight, Narayanan et al. 2021, §2.2.1):
+# split (ZB-H1, Qi et al. 2024, ICLR, Sec. 2.1; pipe04). Counted in a rank's program order,
+# stage $s$'s live stashes rise by one at each F and fall by one at each release; the peak must
+# fit a bound. 1F1B keeps at most $\min(m, p - s)$ on stage $s$ (pipe03; "p or fewer" in flight, Narayanan et al. 2021, §2.2.1):
 
 # %%
 bound = [min(m, p - s) for s in range(p)]
@@ -232,8 +243,7 @@ plt.show()
 
 # %% [markdown]
 # GPipe keeps all 8 microbatches on every stage (outlined: above the black bound); 1F1B meets the
-# bound exactly. A memory check rejects a "faster" order that ran extra forwards early, before
-# the job runs out of memory.
+# bound exactly.
 #
 # With asynchronous PipeDream updates (weights change after each backward, Narayanan et al.
 # 2019, §3.3) each B must use the weights its F used: weight stashing. Without it the verifier
@@ -247,11 +257,10 @@ print(len(unstashed), "version violations; first:", unstashed[0].message)
 # ## 5. Numerics: run it against a sequential reference
 #
 # Passing every rule above, a schedule can still compute the wrong thing: an executor can hand a
-# backward another microbatch's activations. `run_schedule` executes per-rank lists on a tiny
-# chain of tanh layers (one $4 \times 4$ weight matrix per stage, 3 samples per microbatch) and
-# returns each stage's weight gradient; `reference_gradients` computes the same sum microbatch by
-# microbatch, with no pipeline. An executor whose stash pops the newest entry (`stash="lifo"`)
-# on 1F1B:
+# backward another microbatch's activations. `run_schedule` runs per-rank lists on a tiny tanh
+# chain (one $4 \times 4$ weight matrix per stage, 3 samples per microbatch) and returns each
+# stage's weight gradient; `reference_gradients` computes the same sum microbatch by
+# microbatch. Here is 1F1B with an executor whose stash pops the newest entry (`stash="lifo"`):
 
 # %%
 reference = reference_gradients(p, m)
@@ -264,20 +273,19 @@ for policy in ("keyed", "lifo"):
 
 # %% [markdown]
 # Keyed by (stage, microbatch), the gradients match to rounding; popped newest-first, stages
-# 0–2 are off by more than 100 % while every event is present, ordered and within memory. The
-# last stage runs each B right after its F, so it holds one stash and cannot mix them up.
+# 0–2 are off by more than 100 % with every event present, ordered and within memory. The last
+# stage runs each B right after its F: one stash, nothing to mix up.
 
 # %% [markdown]
 # ## Explore
 #
 # Pick a generator and mutate one entry (rank, position). Try:
-# - "drop" on any entry: one `missing`, and numeric errors on that stage and, for a B, the
-#   stages before it;
-# - "swap with next" on 1F1B's rank 3 at position 0 (F then B of microbatch 0): a dependency
-#   violation; on rank 1, at any position: nothing, since no adjacent swap there reverses a
-#   dependency;
-# - "none" with executor stash "lifo", then "fifo": which schedules does an oldest-first stash
-#   run correctly?
+# - "drop": one `missing`, and numeric errors on every stage for an F; for a B, on that stage
+#   and the ones before it;
+# - "swap with next" on 1F1B's rank 3, position 0: a dependency violation; on rank 1, any
+#   position: nothing (no adjacent swap there reverses a dependency);
+# - "none" with stash "lifo", then "fifo": which schedules does an oldest-first stash run
+#   correctly?
 # - bound 4 on GPipe, then on 1F1B: which stages break it?
 
 # %%
@@ -286,18 +294,17 @@ verification_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# Answer in the `YOUR CODE HERE` cells, then run the grade cell below each (hidden tests check
-# more at grading). `course_lib` routines that would answer an exercise are disabled in its
-# grade cell.
+# Answer in the `YOUR CODE HERE` cells and run the grade cell below each; hidden tests check
+# more at grading, and `course_lib` routines that would answer an exercise are disabled there.
 #
 # ### Exercise 1 — Implement the identity checks (3 points: 1a 2, 1b 1)
 #
 # Write `identity_violations(actions, num_stages, num_microbatches, split_backward)`. `actions[r]`
-# is rank r's list of `(kind, stage, microbatch)` tuples, possibly malformed. Read the entries
-# rank 0's list first, then rank 1's, and so on. Return a dict with four lists (any order):
+# is rank r's list of `(kind, stage, microbatch)` tuples, possibly malformed; read the lists in
+# rank order. Return a dict with four lists (any order):
 #
-# - `"kind"`: `(rank, position)` of each entry whose kind is not `"F"` or `"B"` (`"W"` is a valid
-#   kind only when `split_backward` is True);
+# - `"kind"`: `(rank, position)` of each entry whose kind is not `"F"` or `"B"` (`"W"` is valid
+#   only when `split_backward` is True);
 # - `"range"`: `(rank, position)` of each entry of valid kind with stage outside
 #   `[0, num_stages)` or microbatch outside `[0, num_microbatches)`;
 # - `"duplicate"`: `(rank, position)` of each entry of valid kind and range that repeats an
@@ -305,10 +312,8 @@ verification_explorer()
 # - `"missing"`: `(kind, stage, microbatch)` of each action required (F and B of every stage and
 #   microbatch, W too when split) that no entry of valid kind and range provides.
 #
-# Placement is not your concern: an action on the "wrong" rank still counts. 1a grades
-# `"duplicate"` and `"missing"` on generator schedules (GPipe, 1F1B, ZB-H1, interleaved) with
-# actions dropped, repeated (also on another rank) or moved; 1b grades `"kind"` and `"range"`.
-# `verify`, `Action` and `Schedule`'s checks and the simulator are disabled; work on the tuples.
+# An action on the "wrong" rank still counts. Hidden cases drop, move and repeat actions (also
+# on another rank, also malformed ones); 1a grades `"duplicate"` and `"missing"`, 1b the rest.
 
 
 # %% nbgrader={"grade": false, "grade_id": "identity_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -384,6 +389,11 @@ _hidden = [  # (label, actions, num_stages, num_microbatches, split_backward)
     ("1F1B(2, 3), rank 1's list empty", [as_tuples(one_f_one_b(2, 3))[0], []], 2, 3, False),
     ("ZB-H1(2, 2), W(s1,m0) also twice at the start of rank 0",
      _edited(zero_bubble_h1(2, 2), add=[(0, 0, ("W", 1, 0)), (0, 0, ("W", 1, 0))]), 2, 2, True),
+    ("1F1B(3, 4), R(s0,m2) twice on rank 0, B(s2,m4) on ranks 1 and 2",
+     _edited(one_f_one_b(3, 4), add=[(0, 2, ("R", 0, 2)), (0, 5, ("R", 0, 2)),
+                                     (1, 0, ("B", 2, 4)), (2, 3, ("B", 2, 4))]), 3, 4, False),
+    ("1F1B(2, 3), unsplit, W(s1,m0) twice on rank 1",
+     _edited(one_f_one_b(2, 3), add=[(1, 1, ("W", 1, 0)), (1, 4, ("W", 1, 0))]), 2, 3, False),
 ]  # fmt: skip
 with forbid(*IDENTITY_FORBIDDEN, exercise="Exercise 1a (hidden cases)"):
     _answers = [identity_violations([list(r) for r in a], s, j, w) for _, a, s, j, w in _hidden]
@@ -434,61 +444,75 @@ for (_label, _actions, _s, _j, _w), _got in zip(_hidden, _answers, strict=True):
 passed("Exercise 1b")
 
 # %% [markdown]
-# ### Exercise 2 — The first event that did not wait (2 points)
+# ### Exercise 2 — The events that did not wait (2 points)
 #
-# `trace` (loaded in the setup) is a profiled 1F1B step on 4 ranks with 6 microbatches, one row
-# per event: `rank`, `kind`, `stage`, `microbatch`, `start`, `end` (seconds), sorted by start,
-# then rank. It ends in 25 ms; the simulator's 1F1B takes 27 ms. Set `first_violation` to the
-# `(kind, stage, microbatch)` tuple of the first event (smallest row index) that starts before
-# one of its dependencies (section 3) ends, or `None` if none does.
+# `trace` (setup) is a profiled 1F1B step on 4 ranks with 6 microbatches, one row per event:
+# `rank`, `kind`, `stage`, `microbatch`, `start`, `end` (seconds), sorted by start, then rank.
+# Kernel times vary by up to 20 % around $t_f = 1$ ms, $t_b = 2$ ms, so many events
+# start earlier than the simulator's 1F1B says without being wrong. Set `early_events` to a list
+# of the `(kind, stage, microbatch)` tuples of every event that starts before one of its
+# dependencies (section 3) ends (an empty list if none does).
 
 # %% nbgrader={"grade": false, "grade_id": "dependency_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
 _end = {(e.kind, e.stage, e.microbatch): e.end for e in trace.itertuples()}
-first_violation = None
+early_events = []
 for _e in trace.itertuples():
     _k, _s, _j = _e.kind, int(_e.stage), int(_e.microbatch)
     _deps = [("F", _s - 1, _j)] if _k == "F" else [("F", _s, _j), ("B", _s + 1, _j)]
     if any(_e.start < _end[d] for d in _deps if d in _end):
-        first_violation = (_k, _s, _j)
-        break
+        early_events.append((_k, _s, _j))
 ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "dependency_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 2: first_violation, the (kind, stage, microbatch) of the first event that started
-before a dependency ended, or None."""
-check_type("first_violation", first_violation, tuple, type(None))
-if first_violation is not None:
-    check_int("len(first_violation): (kind, stage, microbatch)", len(first_violation), 3)
-    check_type("first_violation[0] (the kind)", first_violation[0], str)
-    check_int("first_violation[1] (the stage)", first_violation[1], first_violation[1])
-    check_int("first_violation[2] (the microbatch)", first_violation[2], first_violation[2])
-    _event = (first_violation[0], int(first_violation[1]), int(first_violation[2]))
-    _rows = [
-        k for k, row in enumerate(zip(trace.kind, trace.stage, trace.microbatch, strict=True))
-        if (row[0], int(row[1]), int(row[2])) == _event
-    ]  # fmt: skip
-    check_int("events in trace matching first_violation", len(_rows), 1)
-    check_range(
-        "start of first_violation (s)",
-        float(trace.start[_rows[0]]),
-        0.0015,
-        0.03,
-        what="F(s1,m0) starts exactly when F(s0,m0) ends: at the end is not before it",
+"""Exercise 2: early_events, the (kind, stage, microbatch) of every event that started before
+a dependency ended."""
+check_type("early_events", early_events, list, tuple, set)
+_events = set(zip(trace.kind, trace.stage.astype(int), trace.microbatch.astype(int), strict=True))
+_plain_events = []
+for _k, _item in enumerate(early_events):
+    check_type(f"early_events[{_k}]", _item, tuple, list)
+    check_int(f"len(early_events[{_k}]): (kind, stage, microbatch)", len(_item), 3)
+    check_type(f"early_events[{_k}][0] (the kind)", _item[0], str)
+    check_int(f"early_events[{_k}][1] (the stage)", _item[1], _item[1])
+    check_int(f"early_events[{_k}][2] (the microbatch)", _item[2], _item[2])
+    _plain_events.append((_item[0], int(_item[1]), int(_item[2])))
+check_int(
+    "events of early_events not in trace",
+    len([e for e in _plain_events if e not in _events]),
+    0,
+)
+check_int("repeats in early_events", len(_plain_events) - len(set(_plain_events)), 0)
+_ties = {  # events that start exactly when a dependency ends: at the end is not before it
+    ("F", 1, 0): "F(s1,m0) starts exactly when F(s0,m0) ends",
+    ("B", 2, 0): "B(s2,m0) starts exactly when B(s3,m0) ends",
+    ("B", 3, 0): "B(s3,m0) starts exactly when F(s3,m0) ends",
+}
+for _tie, _what in _ties.items():
+    check_choice(
+        f"is {_tie} in early_events",
+        str(_tie in _plain_events),
+        "False",
+        {"True": f"{_what}: starting at a dependency's end is not before it", "False": ""},
     )
 ### BEGIN HIDDEN TESTS
+_right = [("B", 1, 4), ("B", 3, 2), ("F", 3, 5)]
 _options = {
-    "('B', 1, 4)": "the right event",
-    "None": "no event started early; a B also needs the next stage's B of its microbatch",
-    "('F', 1, 0)": "an event that starts exactly when its dependency ends, which is allowed",
-    "('B', 3, 0)": "the backward direction reversed: B(k, j) needs B(k + 1, j), not B(k - 1, j)",
-    "('B', 2, 4)": "the dependency, not the event that started before it ended",
-    "('B', 1, 5)": "a later violation; the question asks for the first",
+    str(_right): "the right events",
+    "[]": "no event started early; each kind of dependency is broken once in this trace",
+    str([("B", 1, 4), ("B", 3, 2)]): "only the backwards: F(k, j) also needs F(k - 1, j)",
+    str([("B", 3, 2), ("F", 3, 5)]): "B(k, j) also needs B(k + 1, j)'s gradient",
+    str([("B", 1, 4), ("F", 3, 5)]): "B(s, j) also needs its own forward F(s, j)",
+    str([("B", 2, 4), ("F", 2, 5), ("F", 3, 2)]): "the dependencies, not the events that "
+    "started before they ended",
 }
-_got = "None" if first_violation is None else str(_event)
+_got = str(sorted(set(_plain_events)))
 if _got not in _options:
-    _options[_got] = "not an event that starts before one of its dependencies ends"
-check_choice("first_violation", _got, "('B', 1, 4)", _options)
+    _options[_got] = (
+        "not the set of events that start before one of their dependencies ends (starting "
+        "earlier than the simulator's nominal run is not a violation)"
+    )
+check_choice("sorted(early_events)", _got, str(_right), _options)
 ### END HIDDEN TESTS
 passed("Exercise 2")
 
@@ -496,11 +520,10 @@ passed("Exercise 2")
 # ### Exercise 3 — Peak live stashes of a program order (2 points)
 #
 # Write `peak_stashes(actions, num_stages)`: `actions[r]` is rank r's list of valid `(kind,
-# stage, microbatch)` tuples. Return a list with, for each stage, the peak number of live
-# activation stashes when each rank runs its list in order: an F adds one on its stage; the
-# release frees one (W if any entry of the schedule is a W, else B). An action whose release is
-# missing is never freed. A rank may hold several stages (interleaved). The simulator and
-# `course_lib`'s stash counts are disabled.
+# stage, microbatch)` tuples. Return, per stage, the peak number of live activation stashes when
+# each rank runs its list in order: an F adds one on its stage; the release frees one (W if any
+# entry is a W, else B). An action whose release is missing is never freed. A rank may hold
+# several stages (interleaved).
 
 
 # %% nbgrader={"grade": false, "grade_id": "memory_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -583,13 +606,13 @@ passed("Exercise 3")
 # %% [markdown]
 # ### Exercise 4 — Which schedule computes the wrong gradient? (1 point)
 #
-# `candidates` (setup) holds four schedules for 4 stages and 8 microbatches: A is 1F1B; B is
-# ZB-H1 with each rank's W's moved to the end of its list; C is 1F1B with each rank's cool-down
-# backwards in reverse microbatch order; D is GPipe. All four pass `verify`'s identity,
-# dependency and progress rules. The runtime's executor takes a backward's activations from the
-# oldest entry of its stage's stash. Run them (`run_schedule(..., stash="fifo")` against
-# `reference_gradients(4, 8)`) and set `wrong_schedule` to the letter of the one whose gradients
-# differ, or `"none"`.
+# `candidates` (setup): four schedules for 4 stages, 8 microbatches. A is 1F1B; B is ZB-H1 with
+# each rank's W's moved to the end of its list; C is 1F1B with each rank's cool-down backwards
+# in reverse microbatch order; D is GPipe. All pass `verify`'s identity, dependency and progress
+# rules. The executor takes a backward's activations from the oldest entry of its stage's
+# stash. Predict from each stage's order of B's, then run them (`run_schedule(...,
+# stash="fifo")` against `reference_gradients(4, 8)`); set `wrong_schedule` to the letter of the
+# one whose gradients differ, or `"none"`.
 
 # %% nbgrader={"grade": false, "grade_id": "numeric_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
@@ -617,71 +640,50 @@ check_choice("wrong_schedule", wrong_schedule, "C", _why)
 passed("Exercise 4")
 
 # %% [markdown]
-# ### Exercise 5 — Which check does each fast trace fail? (2 points)
+# ### Exercise 5 — Which check catches each fast run? (1 point)
 #
-# Each run below reports more throughput than a trusted baseline. Set `fails` to a dict mapping
-# each letter to the first check in section order that catches it: `"identity"`,
-# `"dependency"`, `"memory"`, `"version"`, `"numeric"` or `"progress"`.
+# Each run reports more throughput than a trusted baseline. Set `fails` to a dict from each
+# letter to the first check, in section order, that it fails (`verify` with the right
+# arguments, or the trace check): `"identity"`, `"dependency"`, `"memory"`, `"version"`,
+# `"numeric"`, `"progress"`, or `"none"`. Answers may repeat.
 #
 # | | what you see |
 # |---|---|
-# | A | 1F1B, 8 ranks, 16 microbatches, 7 % shorter: 16 forward events per rank, 15 backward events on ranks 0–6 |
-# | B | every event once, each rank in its list's order; rank 4's B of microbatch 11 starts 0.4 ms before rank 5's B of microbatch 11 ends |
-# | C | a new order with 12 forwards on rank 0 before its first backward, 3 % faster, on a job sized for 1F1B's 8 stashes on rank 0; every event once and waiting for its inputs |
-# | D | asynchronous PipeDream updates after every backward, 5 % faster since the copies of old weights were dropped; events complete and in order |
-# | E | events complete, in order, within memory; the executor now pops its newest stash entry; the loss after 1,000 steps is 0.4 above the baseline's |
-# | F | no event after 41 ms on any rank; the watchdog killed the job 30 min later; the dashboard's throughput is from those 41 ms |
+# | A | 1F1B, hung at 41 ms; rank 2's list has no B of microbatch 5 |
+# | B | interleaved 1F1B, 4 ranks, 8 stages (rank 0 holds stages 0 and 4), hung; rank 0 lists B(s0,m3) before B(s4,m3) |
+# | C | 1F1B whose recomputed forwards are emitted as a second F(s, j) just before each B(s, j); peak memory is lower |
+# | D | a fused kernel, 6 % faster: every event once, in list order, within memory; B(s2,m9) starts exactly when B(s3,m9) ends; gradients match the reference |
 
 # %% nbgrader={"grade": false, "grade_id": "fast_trace_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
 fails = {
-    "A": "identity",  # 7 backwards missing on each of 7 ranks
-    "B": "dependency",  # started before its input gradient existed
-    "C": "memory",  # 12 live stashes where the job has room for 8
-    "D": "version",  # a backward on other weights than its forward
-    "E": "numeric",  # every rule passes; only the reference run shows it
-    "F": "progress",  # a hang: the fast part is the part that ran
+    "A": "identity",  # B(s2,m5) missing: the hang follows from it (progress counts it as done)
+    "B": "progress",  # B(s0,m3) waits on rank 1, which waits through stages 2-3 for B(s4,m3)
+    "C": "identity",  # a second F(s, j) is a duplicate unless declared as its own kind
+    "D": "none",  # starting at a dependency's end is allowed
 }
 ### END SOLUTION
 
-# %% nbgrader={"grade": true, "grade_id": "fast_trace_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-"""Exercise 5: fails, a dict from "A".."F" to the check that catches each run."""
-_checks = ("identity", "dependency", "memory", "version", "numeric", "progress")
+# %% nbgrader={"grade": true, "grade_id": "fast_trace_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+"""Exercise 5: fails, a dict from "A".."D" to the check that catches each run, or "none"."""
 check_type("fails", fails, dict)
-check_names("the keys of fails", [str(k) for k in fails], list("ABCDEF"))
-for _key in "ABCDEF":
-    check_choice(f"fails[{_key!r}]", fails[_key], fails[_key], dict.fromkeys(_checks, ""))
-_meaning = {
-    "identity": "an action missing, repeated, of unknown kind or out of range",
-    "dependency": "an action before its input: listed before it on its rank, or started "
-    "before it ended",
-    "memory": "more live activation stashes on a stage than the bound",
-    "version": "a backward on other weights than its forward's (asynchronous updates)",
-    "numeric": "gradients unlike the sequential reference while every other rule passes",
-    "progress": "ranks blocked for good: a deadlock",
-}
-_b_why = (
-    "; here the lists are in order and nothing blocked: the B started while its input was still "
-    "being computed, a timing only the trace check sees (section 3)"
-)
-_visible_b = dict(_meaning, progress=_meaning["progress"] + _b_why)
-check_choice("fails['B']", fails["B"], "dependency", _visible_b)
+check_names("the keys of fails", [str(k) for k in fails], list("ABCD"))
+for _key in "ABCD":
+    check_choice(f"fails[{_key!r}]", fails[_key], fails[_key], dict.fromkeys(FAST_RUN_CHECKS, ""))
 ### BEGIN HIDDEN TESTS
 _why = {
-    "A": {"numeric": "the gradients are wrong too, but counting events finds it first",
-          "progress": "nothing hung: the missing backwards were never listed"},
-    "B": {"progress": _meaning["progress"] + _b_why, "identity": "every event is there once"},
-    "C": {"dependency": "every event waits for its inputs", "version": "no asynchronous updates"},
-    "D": {"numeric": "the gradients are off too, but the version rule names the cause first",
-          "memory": "memory went down, not up"},
-    "E": {"identity": "every event is there", "memory": "within memory"},
-    "F": {"dependency": "no event started early; the ranks stopped", "identity": "the events "
-          "are missing because the job hung, which the progress check names"},
+    "A": {"progress": "the job hung, but because B(s2,m5) is in no list: identity comes first "
+          "(verify counts a missing action as done when it checks progress)"},
+    "B": {"dependency": "B(s0,m3)'s input B(s1,m3) is on rank 1, not rank 0: a cross-rank wait, "
+          "which blocks through stages 1-3 until rank 0's own B(s4,m3)"},
+    "C": {"memory": "memory went down, not up; the second F(s, j) repeats an action",
+          "none": "a second F(s, j) is a repeat unless declared as its own kind (section 2)"},
+    "D": {"dependency": "starting exactly at a dependency's end is allowed (section 3)"},
 }  # fmt: skip
-_expected = {"A": "identity", "B": "dependency", "C": "memory"}
-_expected |= {"D": "version", "E": "numeric", "F": "progress"}
-for _key, _right in _expected.items():
-    _explain = dict(_meaning) | {k: f"{_meaning[k]}; {why}" for k, why in _why[_key].items()}
+for _key, _right in {"A": "identity", "B": "progress", "C": "identity", "D": "none"}.items():
+    _explain = dict(CHECK_MEANING) | {
+        k: f"{CHECK_MEANING[k]}; {why}" for k, why in _why[_key].items()
+    }
     check_choice(f"fails[{_key!r}]", fails[_key], _right, _explain)
 ### END HIDDEN TESTS
 passed("Exercise 5")
@@ -710,13 +712,11 @@ passed("Exercise 5")
 # %% [markdown]
 # ## Takeaways
 #
-# - Count before you time: every (stage, microbatch) needs exactly one F and one B (and W when
-#   split), with indices in range; a missing action makes a trace shorter, not wrong-looking.
-# - Dependencies hold in the lists (same rank: earlier; other ranks: no deadlock) and in the
-#   trace (start at or after each dependency's end).
-# - Live stashes per stage (freed at W when the backward is split) must fit the memory bound;
-#   asynchronous updates need each B on its F's weights.
-# - Compare gradients with a sequential reference: an executor can pass every ordering rule and
-#   still mix up microbatches.
+# - Count before you time: one F and one B (and W when split) per (stage, microbatch); a
+#   missing action makes a trace shorter, not wrong-looking.
+# - Dependencies hold in the lists and in the trace: start at or after each dependency's end.
+# - Stashes must fit the memory bound; asynchronous updates need each B on its F's weights.
+# - An executor can pass every ordering rule and still mix up microbatches: compare gradients
+#   with a sequential reference.
 # - The trap: trusting a throughput gain before the step is shown to do all the work, in order,
 #   in memory, with the right numbers.

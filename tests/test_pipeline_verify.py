@@ -370,6 +370,27 @@ def test_run_schedule_equals_the_reference(name):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
 
 
+def test_run_schedule_refuses_a_stage_or_microbatch_mismatch():
+    """Lists for 2 stages run as 3 (or 3 as 2) would give all-zero or partial gradients
+    silently: run_schedule names the mismatch; verify still reports, never raises."""
+    two, three = _lists(one_f_one_b(2, 3)), _lists(one_f_one_b(3, 3))
+    with pytest.raises(ValueError, match=r"stages \[0, 1\] but num_stages=3"):
+        run_schedule(two, 3, 3)
+    with pytest.raises(ValueError, match=r"stages \[0, 1, 2\] but num_stages=2"):
+        run_schedule(three, 2, 3)
+    with pytest.raises(
+        ValueError, match=r"F\(s0,m2\) at rank 0 position 3, but num_microbatches=2"
+    ):
+        run_schedule(two, 2, 2)
+    with pytest.raises(ValueError, match="Schedule for 2 stages and 3 microbatches"):
+        run_schedule(one_f_one_b(2, 3), 3, 3)
+    assert {v.rule for v in verify(two, 3, 3)} == {"missing"}
+    assert {v.rule for v in verify(three, 2, 3)} == {"range"}
+    dropped = [[a for a in r if a != ("B", 1, 2)] for r in two]  # still every stage: runs
+    grads = run_schedule(dropped, 2, 3)
+    assert len(grads) == 2 and np.linalg.norm(grads[1]) > 0
+
+
 def test_a_stash_in_the_wrong_order_is_caught_numerically():
     """GPipe's paper draws the backwards in reverse microbatch order: a FIFO stash then hands
     each backward another microbatch's activations (LIFO is right); in the forward order the

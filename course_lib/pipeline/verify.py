@@ -692,6 +692,9 @@ def run_schedule(
     ("lifo") otherwise — sends the input gradient back and, unsplit, adds the weight gradient;
     split, W(s, j) adds it. An action whose input is not there (never sent, stash empty) does
     nothing. Messages are tagged by microbatch; only the stash policy can mix microbatches up.
+    A shape mismatch raises ValueError (a Schedule of another shape, lists whose stages are not
+    exactly 0..num_stages - 1, a microbatch out of range): run silently, it would give zero or
+    partial gradients. Malformed schedules are :func:`verify`'s to report.
     """
     S, M = check_pipeline_shape(num_stages, num_microbatches)
     if stash not in STASH_POLICIES:
@@ -711,7 +714,28 @@ def run_schedule(
         )
     else:
         num_lists = len(actions)
+    if isinstance(actions, Schedule) and (actions.num_stages, actions.num_microbatches) != (S, M):
+        raise ValueError(
+            f"actions is a Schedule for {actions.num_stages} stages and "
+            f"{actions.num_microbatches} microbatches, but num_stages={S} and "
+            f"num_microbatches={M}"
+        )
     cols = _Columns(actions, S, M, num_lists, _check_placement(None, S, num_lists), None)
+    known = (cols.kind >= 0) & (cols.kind < len(KINDS))
+    listed = set(cols.stage[known].tolist())
+    if listed - set(range(S)) or set(range(S)) - listed:
+        raise ValueError(
+            f"actions list stages {sorted(listed)} but num_stages={S}: run_schedule needs "
+            f"every stage 0..{S - 1} listed and no other (verify() reports such schedules)"
+        )
+    outside = known & ((cols.microbatch < 0) | (cols.microbatch >= M))
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(
+            f"actions list {cols.text(i)} at {cols.where(i)}, but num_microbatches={M}: "
+            "run_schedule needs microbatches in 0..num_microbatches - 1 (verify() reports "
+            "such schedules)"
+        )
     if order is None:
         order, _ = _progress(cols, cols.dependencies())
     else:

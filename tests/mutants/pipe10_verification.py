@@ -51,6 +51,38 @@ def _identity(
     }
 
 
+def _unguarded_repeats(first: bool) -> dict[str, str]:
+    """identity_violations whose repeat test also sees malformed entries: before the kind and
+    range checks (``first``, skipping them for a repeat) or after them, independently."""
+    validate = (
+        "            if kind not in kinds:\n"
+        '                out["kind"].append((rank, position))\n'
+        "            elif not (0 <= stage < num_stages and 0 <= microbatch < num_microbatches):\n"
+        '                out["range"].append((rank, position))\n'
+    )
+    repeat = (
+        "            if tuple(entry) in seen:\n"
+        '                out["duplicate"].append((rank, position))\n'
+        + ("                continue\n" if first else "")
+        + "            seen.add(tuple(entry))\n"
+    )
+    return {
+        "identity_answer": (
+            "def identity_violations(actions, num_stages, num_microbatches, split_backward):\n"
+            '    kinds = ("F", "B", "W") if split_backward else ("F", "B")\n'
+            '    out = {"kind": [], "range": [], "duplicate": [], "missing": []}\n'
+            "    seen = set()\n"
+            "    for rank, rank_actions in enumerate(actions):\n"
+            "        for position, entry in enumerate(rank_actions):\n"
+            "            kind, stage, microbatch = entry\n"
+            + (repeat + validate if first else validate + repeat)
+            + '    out["missing"] = [(k, s, j) for k in kinds for s in range(num_stages)\n'
+            "                      for j in range(num_microbatches) if (k, s, j) not in seen]\n"
+            "    return out\n"
+        )
+    }
+
+
 def _peaks(
     release: str = '"W" if any(a[0] == "W" for rank in actions for a in rank) else "B"',
     index: str = "stage",
@@ -77,18 +109,28 @@ def _peaks(
     }
 
 
+_ALL_DEPS = '[("F", s - 1, j)] if k == "F" else [("F", s, j), ("B", s + 1, j)]'
+
+
+def _early_events(deps: str, compare: str, report: str = "e", stop: bool = False) -> str:
+    """The reference Exercise 2 answer with the dependency list or the comparison replaced."""
+    return (
+        "_end = {(e.kind, e.stage, e.microbatch): e.end for e in trace.itertuples()}\n"
+        "early_events = []\n"
+        "for _e in trace.itertuples():\n"
+        "    k, s, j = _e.kind, int(_e.stage), int(_e.microbatch)\n"
+        "    e = (k, s, j)\n"
+        f"    late = [d for d in {deps} if d in _end and _e.start {compare} _end[d]]\n"
+        "    if late:\n"
+        f"        early_events.append({report})\n" + ("        break\n" if stop else "")
+    )
+
+
 def _value(cell: str, name: str, value: str) -> dict[str, str]:
     return {cell: f"{name} = {value}\n"}
 
 
-RIGHT_FAILS = {
-    "A": "identity",
-    "B": "dependency",
-    "C": "memory",
-    "D": "version",
-    "E": "numeric",
-    "F": "progress",
-}
+RIGHT_FAILS = {"A": "identity", "B": "progress", "C": "identity", "D": "none"}
 
 
 def _fails(**changes: str) -> dict[str, str]:
@@ -219,41 +261,101 @@ MUTANTS = [
         cells=_identity(out_of_range="not (0 <= stage < num_stages)"),
         grades=("identity_kind_range_tests",),
     ),
-    # Exercise 2: the first event that started before a dependency ended.
     Mutant(
-        name="start_at_dependency_end_flagged",
-        why="<= instead of <: an event starting exactly when its input ends is flagged",
-        cells=_value("dependency_answer", "first_violation", '("F", 1, 0)'),
-        grades=("dependency_tests",),
+        name="duplicates_among_invalid",
+        why="runs the duplicate check on every entry, after (not instead of) the kind and range "
+        "checks, so a repeated malformed entry is also a duplicate",
+        cells=_unguarded_repeats(first=False),
+        grades=("identity_duplicate_tests",),
     ),
     Mutant(
-        name="backward_direction_reversed",
-        why="B(k, j) taken to need B(k - 1, j)",
-        cells=_value("dependency_answer", "first_violation", '("B", 3, 0)'),
-        grades=("dependency_tests",),
+        name="dup_check_first",
+        why="checks for a repeat before validating the entry, so a repeated malformed entry is "
+        "reported as a duplicate instead of its kind or range",
+        cells=_unguarded_repeats(first=True),
+        grades=("identity_duplicate_tests",),
     ),
-    Mutant(
-        name="forward_and_same_stage_only",
-        why="checks F(k-1) -> F(k) and F -> B on a stage, never B(k+1) -> B(k): finds nothing",
-        cells=_value("dependency_answer", "first_violation", "None"),
-        grades=("dependency_tests",),
-    ),
+    # Exercise 2: every event that started before a dependency ended.
+    *(
+        Mutant(
+            name=name,
+            why=why,
+            cells={"dependency_answer": _early_events(deps, compare)},
+            grades=("dependency_tests",),
+        )
+        for name, why, deps, compare in (
+            (
+                "start_at_dependency_end_flagged",
+                "<= instead of <: an event starting exactly when its input ends is flagged",
+                _ALL_DEPS,
+                "<=",
+            ),
+            (
+                "ignores_forward_dependency",
+                "checks only the backwards' dependencies",
+                '[] if k == "F" else [("F", s, j), ("B", s + 1, j)]',
+                "<",
+            ),
+            (
+                "ignores_cross_stage_backward",
+                "B(k, j) checked against F(k, j) only",
+                '[("F", s - 1, j)] if k == "F" else [("F", s, j)]',
+                "<",
+            ),
+            (
+                "ignores_own_forward",
+                "B(k, j) checked against B(k + 1, j) only",
+                '[("F", s - 1, j)] if k == "F" else [("B", s + 1, j)]',
+                "<",
+            ),
+            (
+                "backward_direction_reversed",
+                "B(k, j) taken to need B(k - 1, j)",
+                '[("F", s - 1, j)] if k == "F" else [("F", s, j), ("B", s - 1, j)]',
+                "<",
+            ),
+            (
+                "forward_direction_reversed",
+                "F(k, j) taken to need F(k + 1, j)",
+                '[("F", s + 1, j)] if k == "F" else [("F", s, j), ("B", s + 1, j)]',
+                "<",
+            ),
+        )
+    ),  # fmt: skip
     Mutant(
         name="reports_the_dependency",
-        why="names the event that ended late instead of the one that started early",
-        cells=_value("dependency_answer", "first_violation", '("B", 2, 4)'),
+        why="names the events that ended late instead of the ones that started early",
+        cells={
+            "dependency_answer": _early_events(_ALL_DEPS, "<", report="d").replace(
+                "early_events.append(d)", "early_events.extend(late)"
+            )
+        },
         grades=("dependency_tests",),
     ),
     Mutant(
-        name="last_violation",
-        why="the last event that started early, not the first",
-        cells=_value("dependency_answer", "first_violation", '("B", 1, 5)'),
+        name="earlier_than_the_simulator",
+        why="every event that starts before the nominal simulator's 1F1B says (1 ms, 2 ms)",
+        cells={
+            "dependency_answer": (
+                "_sim = simulate(one_f_one_b(4, 6), t_f, t_b).events\n"
+                '_m = trace.merge(_sim, on=["rank", "kind", "stage", "microbatch"],'
+                ' suffixes=("", "_sim"))\n'
+                "_r = _m[_m.start < _m.start_sim - 1e-12]\n"
+                "early_events = list(zip(_r.kind, _r.stage, _r.microbatch))\n"
+            )
+        },
         grades=("dependency_tests",),
     ),
     Mutant(
-        name="row_index",
-        why="the row index of the event instead of its (kind, stage, microbatch)",
-        cells=_value("dependency_answer", "first_violation", "42"),
+        name="first_event_only",
+        why="stops at the first early event (the question asks for all of them)",
+        cells={"dependency_answer": _early_events(_ALL_DEPS, "<", stop=True)},
+        grades=("dependency_tests",),
+    ),
+    Mutant(
+        name="row_indices",
+        why="the row indices of the events instead of their (kind, stage, microbatch)",
+        cells=_value("dependency_answer", "early_events", "[18, 39, 43]"),
         grades=("dependency_tests",),
     ),
     # Exercise 3: peak live stashes per stage.
@@ -361,46 +463,50 @@ MUTANTS = [
         )
     ),
     # Exercise 5: which check each fast trace fails.
+    *(
+        Mutant(name=name, why=why, cells=_fails(**{key: value}), grades=(cell,))
+        for name, why, key, value, cell in (
+            (
+                "missing_backward_hang_as_progress",
+                "the hang taken for the defect, not its cause",
+                "A",
+                "progress",
+                "fast_trace_tests",
+            ),
+            (
+                "cross_rank_wait_as_dependency",
+                "B(s0,m3) before B(s4,m3) on one rank read as a list-order violation",
+                "B",
+                "dependency",
+                "fast_trace_tests",
+            ),
+            (
+                "recompute_as_memory",
+                "a second forward per microbatch read as a memory change",
+                "C",
+                "memory",
+                "fast_trace_tests",
+            ),
+            (
+                "recompute_as_fine",
+                "a recompute taken as legitimate without its own kind",
+                "C",
+                "none",
+                "fast_trace_tests",
+            ),
+            (
+                "tie_as_dependency",
+                "a start exactly at a dependency's end read as too early",
+                "D",
+                "dependency",
+                "fast_trace_tests",
+            ),
+        )
+    ),  # fmt: skip
     Mutant(
-        name="early_start_as_progress",
-        why="a backward that did not wait taken for a deadlock",
-        cells=_fails(B="progress"),
-        grades=("fast_trace_tests",),
-    ),
-    Mutant(
-        name="missing_backwards_as_numeric",
-        why="missing backwards filed under wrong numbers",
-        cells=_fails(A="numeric"),
-        grades=("fast_trace_tests",),
-    ),
-    Mutant(
-        name="unstashed_weights_as_numeric",
-        why="dropped weight stashes filed under numerics",
-        cells=_fails(D="numeric"),
-        grades=("fast_trace_tests",),
-    ),
-    Mutant(
-        name="dropped_weights_as_memory",
-        why="dropped weight copies read as a memory problem",
-        cells=_fails(D="memory"),
-        grades=("fast_trace_tests",),
-    ),
-    Mutant(
-        name="extra_forwards_as_dependency",
-        why="forwards run early taken for a dependency violation",
-        cells=_fails(C="dependency"),
-        grades=("fast_trace_tests",),
-    ),
-    Mutant(
-        name="hang_as_identity",
-        why="a hung job's missing events filed under identity",
-        cells=_fails(F="identity"),
-        grades=("fast_trace_tests",),
-    ),
-    Mutant(
-        name="stash_order_as_memory",
-        why="a newest-first stash read as a memory problem",
-        cells=_fails(E="memory"),
+        name="every_hang_is_progress",
+        why="both hangs filed under progress",
+        cells=_fails(A="progress", B="progress"),
         grades=("fast_trace_tests",),
     ),
 ]
@@ -460,17 +566,36 @@ RIGHT_ANSWERS = [
     ),
     Mutant(
         name="trace_by_row_dict",
-        why="looks up each dependency's end in a dict of rows, tuple answer with numpy ints",
+        why="looks up each dependency's end in a dict of rows; a set of tuples with numpy ints",
         cells={
             "dependency_answer": (
                 "_rows = {(r.kind, r.stage, r.microbatch): r for r in trace.itertuples()}\n"
-                "first_violation = None\n"
+                "early_events = set()\n"
                 "for r in trace.itertuples():\n"
                 '    deps = [("F", r.stage - 1, r.microbatch)] if r.kind == "F" else '
                 '[("F", r.stage, r.microbatch), ("B", r.stage + 1, r.microbatch)]\n'
                 "    if any(d in _rows and r.start < _rows[d].end for d in deps):\n"
-                "        first_violation = (r.kind, r.stage, r.microbatch)\n"
-                "        break\n"
+                "        early_events.add((r.kind, r.stage, r.microbatch))\n"
+            )
+        },
+        grades=("dependency_tests",),
+    ),
+    Mutant(
+        name="pandas_merge_of_dependencies",
+        why="joins each event to its dependencies' rows with pandas merges",
+        cells={
+            "dependency_answer": (
+                "_t = trace.assign(row=range(len(trace)))\n"
+                "_ends = trace[['kind', 'stage', 'microbatch', 'end']]\n"
+                "_deps = pd.concat([\n"
+                "    _t[_t.kind == 'F'].assign(dk='F', ds=_t.stage - 1),\n"
+                "    _t[_t.kind == 'B'].assign(dk='F', ds=_t.stage),\n"
+                "    _t[_t.kind == 'B'].assign(dk='B', ds=_t.stage + 1),\n"
+                "])\n"
+                "_j = _deps.merge(_ends, left_on=['dk', 'ds', 'microbatch'],\n"
+                "                 right_on=['kind', 'stage', 'microbatch'], suffixes=('', '_dep'))\n"
+                "_bad = _j[_j.start < _j.end_dep].drop_duplicates('row').sort_values('row')\n"
+                "early_events = list(zip(_bad.kind, _bad.stage, _bad.microbatch))\n"
             )
         },
         grades=("dependency_tests",),
