@@ -288,6 +288,8 @@ def interleaved_overheads(num_ranks: int, num_microbatches: int) -> tuple[float,
 # %% nbgrader={"grade": true, "grade_id": "overheads_tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 """Exercise 2: interleaved_overheads(p, m) = (overhead at v = 1, 2, 4), fractions."""
 import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.accumulation as course_accumulation
+import course_lib.pipeline.imbalance as course_imbalance
 import course_lib.pipeline.interleaving as course_interleaving
 
 _no_delegation = [
@@ -296,6 +298,12 @@ _no_delegation = [
     (course_pipeline, "simulate"),
     (course_interleaving, "interleaved_makespan"),
     (course_interleaving, "step_times"),
+    # the v = 1 step or bubble from any closed form of the course (then / v gives the rest)
+    *[(course_pipeline, n) for n in ("fill_drain_makespan", "fill_drain_idle_fraction")],
+    (course_pipeline, "zero_bubble_h1_bubble"),
+    (course_accumulation, "step_times"),
+    *[(course_imbalance, n) for n in ("gpipe_makespan", "slowest_stage_makespan")],
+    (course_imbalance, "makespan_lower_bound"),
 ]
 
 

@@ -238,6 +238,36 @@ MUTANTS = [
         ),
         grades=("overheads_tests",),
     ),
+    Mutant(
+        name="overheads_via_gpipe_makespan",
+        why="v = 1 from pipe08's gpipe_makespan (step / ideal - 1), then divided by v",
+        cells=_overheads(
+            "    base = gpipe_makespan([1.0] * p, [0.0] * p, m) / m - 1\n"
+            "    return tuple(base / v for v in (1, 2, 4))",
+            prelude="from course_lib.pipeline.imbalance import gpipe_makespan\n\n\n",
+        ),
+        grades=("overheads_tests",),
+    ),
+    Mutant(
+        name="overheads_via_accumulation_step_times",
+        why="v = 1 from pipe06's step_times {m: (m + p - 1) t}, then divided by v",
+        cells=_overheads(
+            "    base = step_times(m, p, {1: 1.0})[m] / m - 1\n"
+            "    return tuple(base / v for v in (1, 2, 4))",
+            prelude="from course_lib.pipeline.accumulation import step_times\n\n\n",
+        ),
+        grades=("overheads_tests",),
+    ),
+    Mutant(
+        name="overheads_via_zero_bubble_bubble",
+        why="v = 1 from zero_bubble_h1_bubble at t_w = 0 ((p - 1)(t_f + t_b) idle), then / v",
+        cells=_overheads(
+            "    base = zero_bubble_h1_bubble(p, m, 1.0, 0.0, 0.0) / m\n"
+            "    return tuple(base / v for v in (1, 2, 4))",
+            prelude="from course_lib.pipeline import zero_bubble_h1_bubble\n\n\n",
+        ),
+        grades=("overheads_tests",),
+    ),
     # Exercise 3: hand-offs between ranks and between nodes.
     Mutant(
         name="forgets_wrap_arounds",
