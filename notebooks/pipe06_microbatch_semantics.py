@@ -530,10 +530,20 @@ def fastest_num_microbatches(batch_size, num_stages, efficiency, peak_sample_tim
 
 # %% nbgrader={"grade": true, "grade_id": "fastest_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 """Exercise 4: fastest_num_microbatches(B, p, efficiency, peak_sample_time), an int."""
+import course_lib.pipeline as course_pipeline
+import course_lib.pipeline.imbalance as course_imbalance
+import course_lib.pipeline.interleaving as course_interleaving
+
 _no_delegation = [
     (course_accumulation, "best_num_microbatches"),
     (course_accumulation, "step_times"),
     (course_accumulation, "continuous_best_num_microbatches"),
+    # T(m) from the simulator or any balanced-step closed form of the course
+    (course_pipeline, "simulate"),
+    *[(course_pipeline, n) for n in ("fill_drain_makespan", "zero_bubble_h1_bubble")],
+    *[(course_interleaving, n) for n in ("interleaved_makespan", "step_times")],
+    *[(course_imbalance, n) for n in ("gpipe_makespan", "slowest_stage_makespan")],
+    (course_imbalance, "makespan_lower_bound"),
 ]
 
 

@@ -375,6 +375,50 @@ MUTANTS = [
         grades=("fastest_tests",),
     ),
     Mutant(
+        name="step_from_simulator",
+        why="T(m) read off simulate(gpipe(p, m), t(b), 0) (right value, delegated)",
+        cells=_fastest(
+            "    costs = {B // b: simulate(gpipe(p, B // b), b * peak / e, 0.0).makespan\n"
+            "             for b, e in sizes.items()}\n"
+            "    return min(costs, key=costs.get)",
+            prelude="from course_lib.pipeline import gpipe\n\n\n",
+        ),
+        grades=("fastest_tests",),
+    ),
+    Mutant(
+        name="step_from_gpipe_makespan",
+        why="T(m) from pipe08's gpipe_makespan with t(b) per stage (right value, delegated)",
+        cells=_fastest(
+            "    costs = {B // b: gpipe_makespan([b * peak / e] * p, [0.0] * p, B // b)\n"
+            "             for b, e in sizes.items()}\n"
+            "    return min(costs, key=costs.get)",
+            prelude="from course_lib.pipeline.imbalance import gpipe_makespan\n\n\n",
+        ),
+        grades=("fastest_tests",),
+    ),
+    Mutant(
+        name="step_from_fill_drain_makespan",
+        why="T(m) from pipe02's fill_drain_makespan (right value, delegated)",
+        cells=_fastest(
+            "    costs = {B // b: fill_drain_makespan(p, B // b, b * peak / e, 0.0)\n"
+            "             for b, e in sizes.items()}\n"
+            "    return min(costs, key=costs.get)",
+            prelude="from course_lib.pipeline import fill_drain_makespan\n\n\n",
+        ),
+        grades=("fastest_tests",),
+    ),
+    Mutant(
+        name="step_from_interleaved_makespan",
+        why="T(m) from pipe04's interleaved_makespan at v = 1 (right value, delegated)",
+        cells=_fastest(
+            "    costs = {B // b: interleaved_makespan(p, B // b, 1, b * peak / e, 0.0)\n"
+            "             for b, e in sizes.items()}\n"
+            "    return min(costs, key=costs.get)",
+            prelude="from course_lib.pipeline.interleaving import interleaved_makespan\n\n\n",
+        ),
+        grades=("fastest_tests",),
+    ),
+    Mutant(
         name="delegates_to_course_lib",
         why="course_lib's best_num_microbatches on the table of times (right value, delegated)",
         cells=_fastest(
