@@ -15,6 +15,7 @@ from course_lib.pipeline.imbalance import (
     critical_path,
     critical_time,
     jittered_timeline,
+    makespan_lower_bound,
     stage_busy,
 )
 
@@ -83,6 +84,27 @@ def test_stage_bars_are_busy_and_on_path_times():
     lines = {line.get_gid(): line.get_ydata()[0] for line in ax.lines}
     assert lines["step"] == pytest.approx(run.makespan / MS)
     assert lines["average"] == pytest.approx(11 * np.mean(F + B) / MS)
+    assert "bound" not in lines
+    plt.close("all")
+
+
+def test_stage_bars_draw_the_lower_bound_when_given():
+    """The dotted line (gid bound) sits at makespan_lower_bound, below the 1F1B step."""
+    run = simulate(one_f_one_b(4, 8), F, B)
+    bound = makespan_lower_bound(F, B, 8)
+    ax = stage_time_bars(run, lower_bound=bound)
+    lines = {line.get_gid(): line.get_ydata()[0] for line in ax.lines}
+    assert lines["bound"] == pytest.approx(bound / MS) and lines["bound"] < lines["step"]
+    with pytest.raises(ValueError, match="lower_bound"):
+        stage_time_bars(run, lower_bound="fast")
+    plt.close("all")
+
+
+def test_path_grid_legend_explains_outlined_and_faded_boxes():
+    ax = critical_path_grid(simulate(gpipe(4, 8), F, B))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "on the critical path" in labels and "off the path (faded)" in labels
+    assert {"forward (F)", "backward (B)", "idle"} <= set(labels)
     plt.close("all")
 
 

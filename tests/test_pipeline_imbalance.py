@@ -414,8 +414,14 @@ def test_live_stashes_at_one_f_one_b_steady_state():
 def test_bad_costs_are_named():
     with pytest.raises(ValueError, match=r"forward_cost\[1\] \(stage 1\) must be >= 0"):
         gpipe_makespan([1.0, -1.0], [1.0, 1.0], 4)
-    with pytest.raises(ValueError, match=r"backward_cost has 1 per-stage costs"):
+    with pytest.raises(
+        ValueError, match=r"backward_cost has 1 per-stage costs but forward_cost has 2$"
+    ):
         makespan_lower_bound([1.0, 1.0], [1.0], 4)
+    with pytest.raises(
+        ValueError, match=r"backward_cost has 3 per-stage costs but forward_cost has 2$"
+    ):
+        gpipe_makespan([1.0, 2.0], [1.0, 2.0, 3.0], 4)
     with pytest.raises(ValueError, match="forward_cost must be a 1-D sequence"):
         slowest_stage_makespan(1.0, [1.0], 4)
     with pytest.raises(ValueError, match="forward_cost must have at least one stage"):

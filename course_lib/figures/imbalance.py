@@ -16,6 +16,7 @@ from course_lib.figures.pipeline import (
     schedule_grid,
 )
 from course_lib.figures.style import time_unit
+from course_lib.validate import number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -64,15 +65,26 @@ def critical_path_grid(
             linewidths=1.4,
         )
         boxes.set_gid(f"path:{kind}")
+    legend = ax.get_legend()
+    handles = list(legend.legend_handles) if legend is not None else []
+    handles += [
+        Patch(facecolor="white", edgecolor=PATH_EDGE, linewidth=1.4, label="on the critical path"),
+        Patch(facecolor=SCHEDULE_COLOURS["F"], alpha=0.3, label="off the path (faded)"),
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax
 
 
-def stage_time_bars(timeline: Timeline, ax: Axes | None = None) -> Axes:
+def stage_time_bars(
+    timeline: Timeline, lower_bound: float | None = None, ax: Axes | None = None
+) -> Axes:
     """Per stage: busy time (grey, gid ``busy``) beside compute on the critical path (vermillion,
     gid ``on-path``), with the step and the average-stage estimate as lines (pipe08).
 
     The average estimate is (m + p − 1) × the mean of f_s + b_s, what balanced stages with the
     same total work would take (gid ``average``); the step (gid ``step``) is the makespan.
+    ``lower_bound`` (s), if given, is drawn dotted (gid ``bound``), e.g.
+    :func:`course_lib.pipeline.imbalance.makespan_lower_bound`.
     """
     from course_lib.pipeline.imbalance import critical_time, stage_busy
 
@@ -89,17 +101,23 @@ def stage_time_bars(timeline: Timeline, ax: Axes | None = None) -> Axes:
     ax.bar(x - width / 2, busy * scale, width, color=BUSY_COLOUR, label="busy time", gid="busy")
     ax.bar(x + width / 2, on_path * scale, width, color=PATH_COLOUR, label="on the critical path",
            gid="on-path")  # fmt: skip
-    ax.axhline(timeline.makespan * scale, color="black", lw=1.5, gid="step")
-    ax.axhline(average * scale, color="black", lw=1.2, ls="--", gid="average")
-    ax.text(p - 0.45, timeline.makespan * scale, f"step {timeline.makespan * scale:.3g} {unit}",
-            va="bottom", ha="right")  # fmt: skip
-    ax.text(p - 0.45, average * scale, f"average-stage estimate {average * scale:.3g} {unit}",
-            va="top", ha="right")  # fmt: skip
+    ax.axhline(timeline.makespan * scale, color="black", lw=1.5, gid="step",
+               label=f"step {timeline.makespan * scale:.4g} {unit}")  # fmt: skip
+    if lower_bound is not None:
+        bound = number(lower_bound, "lower_bound (s)")
+        ax.axhline(bound * scale, color="black", lw=1.2, ls=":", gid="bound",
+                   label=f"lower bound {bound * scale:.4g} {unit}")  # fmt: skip
+    ax.axhline(average * scale, color="black", lw=1.2, ls="--", gid="average",
+               label=f"average-stage estimate {average * scale:.4g} {unit}")  # fmt: skip
     ax.set_xticks(x, [f"stage {s}" for s in x])
     ax.set_xlim(-0.6, p - 0.4)
-    ax.set_ylim(0, timeline.makespan * scale * 1.35)
+    ax.set_ylim(0, timeline.makespan * scale * 1.45)
     ax.set_ylabel(f"time ({unit})")
-    ax.legend(frameon=False, loc="upper left", ncol=2, bbox_to_anchor=(0.0, 1.0))
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(x) for x in ("busy time", "on the critical path")]
+    order += [i for i in range(len(labels)) if i not in order]  # then step, bound, average
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], frameon=False,
+              loc="upper left", ncol=3, bbox_to_anchor=(0.0, 1.0), fontsize="small")  # fmt: skip
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.set_title("Where the step goes: each stage's busy time and its share of the critical path",
@@ -134,9 +152,11 @@ def break_even_curve(
     if np.isfinite(steps) and steps <= max_steps:
         ax.plot([steps], [steps * gain - cost], "o", color=PATH_COLOUR, gid="break-even")
         ax.annotate(
-            f"break-even after {steps} steps\n⌈{cost:.3g} s / {gain * 1e3:.3g} ms⌉",
+            f"break-even after {steps} steps\n= "
+            rf"$\left\lceil \dfrac{{{cost:.3g}\,\mathrm{{s}}}}{{{gain * 1e3:.3g}\,\mathrm{{ms}}}}"
+            r"\right\rceil$",
             (steps, steps * gain - cost),
-            xytext=(12, -28),
+            xytext=(18, -46),
             textcoords="offset points",
             arrowprops=dict(arrowstyle="->"),
         )

@@ -5,7 +5,7 @@ Step time with unequal stages. Stage s takes f_s per forward and b_s per backwar
 microbatch (seconds); m microbatches; zero point-to-point latency.
 
 * GPipe (Huang et al. 2019, "GPipe: Efficient Training of Giant Neural Networks using Pipeline
-  Parallelism", NeurIPS, §2.3: all forwards, then all backwards): exactly
+  Parallelism", NeurIPS, §2.2, Fig. 2c: all forwards, then all backwards): exactly
   Σ_s (f_s + b_s) + (m − 1)(max_s f_s + max_s b_s) (:func:`gpipe_makespan`). Derivation: the
   forward phase is a grid of cells (s, j) where F(s, j) waits for F(s − 1, j) and F(s, j − 1);
   its end is the longest monotone staircase through the grid, which visits every stage once and
@@ -38,15 +38,19 @@ slowest-backward stage, whatever their sums.
 Repartitioning. A partition's stage costs come from :mod:`course_lib.pipeline.partition`
 (:func:`stage_forward_backward` splits :func:`~course_lib.pipeline.partition.stage_times` into a
 forward and a backward cost, half the transfers each, as pipe01 does). Moving layers between stages
-sends their parameters, gradients and optimizer state, (2 + 2 + 12) bytes per parameter under
-mixed-precision Adam (Rajbhandari et al. 2020, "ZeRO", §3.1), across each link between the old
-and the new stage, at ``link_bandwidth`` bytes/s, links in parallel; plus a ``pause`` (the
+sends their model state across each link between the old and the new stage; by convention we
+count all of it, (2 + 2 + 12) = 16 bytes per parameter under mixed-precision Adam (fp16 weights
+and gradients, fp32 master weights, momentum and variance: Rajbhandari et al. 2020, "ZeRO",
+§3.1, K = 12). That is an upper bound: at a flush the fp16 gradients are applied and dead and the
+fp16 weights can be recast from the fp32 masters, so a lean move sends 12 bytes per parameter
+(pass ``bytes_per_param``), at ``link_bandwidth`` bytes/s, links in parallel; plus a ``pause`` (the
 flush, rebuilding communicators). :func:`break_even_steps` is ⌈cost / gain⌉ with the gain per
 step from the simulated step before and after.
 
 When a change is unsafe. A stage's layers can move only when no microbatch has activations
 stashed on it: a live stash is a forward whose backward has not run, and under weight stashing
-(Narayanan et al. 2019, "PipeDream", SOSP, §3.3) or double buffering (Narayanan et al. 2021,
+(Narayanan et al. 2019, "PipeDream", SOSP, §3.3: one version per in-flight microbatch, so up to
+p − s on stage s in 1F1B's steady state) or double buffering (Narayanan et al. 2021,
 "Memory-Efficient Pipeline-Parallel DNN Training", ICML, §3.1) the weight version it must be
 completed with. With no live stash no older version is needed either, so "no live stash" is the
 test (:func:`live_stashes`, :func:`live_stashes_at`, :func:`is_flush`): true at a flush — before
@@ -117,6 +121,10 @@ def check_stage_costs(forward_cost: object, backward_cost: object) -> tuple[np.n
     p = len(forward_cost)  # type: ignore[arg-type]
     if p == 0:
         raise ValueError("forward_cost must have at least one stage")
+    if len(backward_cost) != p:  # type: ignore[arg-type]
+        raise ValueError(
+            f"backward_cost has {len(backward_cost)} per-stage costs but forward_cost has {p}"  # type: ignore[arg-type]
+        )
     return check_costs("forward_cost", forward_cost, p), check_costs(
         "backward_cost", backward_cost, p
     )

@@ -25,21 +25,29 @@ def _step(body: str, prelude: str = "") -> dict[str, str]:
 
 
 def _walk(choose: str = "max(before, key=lambda u: rows[u].end)", score: str = "dur",
-          deps: bool = True, previous: bool = True, result: str = "int(np.argmax(on_path))") -> str:  # fmt: skip
-    """The reference walk with its parts swappable: ``choose`` picks the predecessor from
-    ``before``, ``score`` is what an action adds to its stage, ``deps`` / ``previous`` say which
-    predecessors count, ``result`` turns ``on_path`` into the answer."""
+          deps: bool = True, previous: bool = True, result: str = "int(np.argmax(on_path))",
+          next_backward: bool = True, previous_row: bool = False) -> str:  # fmt: skip
+    """A walk that builds its own predecessor table, its parts swappable: ``choose`` picks the
+    predecessor from ``before``, ``score`` is what an action adds to its stage, ``deps`` /
+    ``previous`` say which predecessors count, ``next_backward`` whether B(s, j) waits for
+    B(s + 1, j), ``previous_row`` takes the DataFrame's previous row for the rank's previous
+    action, ``result`` turns ``on_path`` into the answer."""
+    previous_rule = (
+        "    prev = {i: i - 1 for i in range(1, len(rows))}\n"
+        if previous_row
+        else "    prev, last = {}, {}\n"
+        "    for i in sorted(range(len(rows)), key=lambda i: rows[i].start):\n"
+        "        if rows[i].rank in last:\n"
+        "            prev[i] = last[rows[i].rank]\n"
+        "        last[rows[i].rank] = i\n"
+    )
     return (
         "def bottleneck_from_trace(events):\n"
         "    rows = list(events[['rank', 'kind', 'stage', 'microbatch', 'start', 'end']]"
         ".itertuples(index=False))\n"
         "    where = {(r.kind, r.stage, r.microbatch): i for i, r in enumerate(rows)}\n"
         "    num_stages = max(r.stage for r in rows) + 1\n"
-        "    prev, last = {}, {}\n"
-        "    for i in sorted(range(len(rows)), key=lambda i: rows[i].start):\n"
-        "        if rows[i].rank in last:\n"
-        "            prev[i] = last[rows[i].rank]\n"
-        "        last[rows[i].rank] = i\n"
+        f"{previous_rule}"
         "    on_path = [0.0] * num_stages\n"
         "    i = max(range(len(rows)), key=lambda i: rows[i].end)\n"
         "    while i is not None:\n"
@@ -51,7 +59,7 @@ def _walk(choose: str = "max(before, key=lambda u: rows[u].end)", score: str = "
         "            before.append(where[('F', s - 1, j)])\n"
         f"        if {deps} and kind == 'B':\n"
         "            before.append(where[('F', s, j)])\n"
-        "            if s < num_stages - 1:\n"
+        f"            if {next_backward} and s < num_stages - 1:\n"
         "                before.append(where[('B', s + 1, j)])\n"
         f"        i = {choose} if before else None\n"
         f"    return {result}\n"
@@ -60,6 +68,25 @@ def _walk(choose: str = "max(before, key=lambda u: rows[u].end)", score: str = "
 
 def _trace(code: str) -> dict[str, str]:
     return {"bottleneck_answer": code}
+
+
+def _helper_walk(choose: str = "max(waits_for[i], key=lambda u: events.at[u, 'end'])",
+                 score: str = "events.at[i, 'end'] - events.at[i, 'start']",
+                 first: str = "events['end'].idxmax()") -> str:  # fmt: skip
+    """The reference walk over the setup's ``predecessors`` table, its parts swappable."""
+    return (
+        "def bottleneck_from_trace(events):\n"
+        "    waits_for = predecessors(events)\n"
+        "    on_path = {}\n"
+        f"    i = {first}\n"
+        "    while True:\n"
+        "        s = int(events.at[i, 'stage'])\n"
+        f"        on_path[s] = on_path.get(s, 0.0) + {score}\n"
+        "        if not waits_for[i]:\n"
+        "            break\n"
+        f"        i = {choose}\n"
+        "    return max(on_path, key=on_path.get)\n"
+    )
 
 
 def _gain(expression: str, prelude: str = "") -> dict[str, str]:
@@ -225,6 +252,58 @@ MUTANTS = [
         ("bottleneck_tests",),
     ),
     Mutant(
+        "previous_dataframe_row",
+        "takes the trace's previous row, not the rank's previous action",
+        _trace(_walk(previous_row=True)),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "forgot_next_stage_backward",
+        "B(s, j) waits only for F(s, j): the B(s + 1, j) dependency left out",
+        _trace(_walk(next_backward=False)),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "first_listed_predecessor",
+        "with the setup's predecessors: steps to the first candidate, not the one ending last",
+        _trace(_helper_walk(choose="waits_for[i][0]")),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "last_listed_predecessor",
+        "with the setup's predecessors: steps to the last candidate (a dependency)",
+        _trace(_helper_walk(choose="waits_for[i][-1]")),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "helper_earliest_predecessor",
+        "with the setup's predecessors: steps to the one that ends first",
+        _trace(_helper_walk(choose="min(waits_for[i], key=lambda u: events.at[u, 'end'])")),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "helper_counts_actions",
+        "with the setup's predecessors: counts the path's actions per stage, not their time",
+        _trace(_helper_walk(score="1")),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "returns_zero",
+        "always stage 0 (the stage of the action that ends last)",
+        _trace("def bottleneck_from_trace(events):\n    return 0\n"),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "longest_span",
+        "the stage whose first start to last end spans longest",
+        _trace(
+            "def bottleneck_from_trace(events):\n"
+            "    g = events.groupby('stage')\n"
+            "    return int((g['end'].max() - g['start'].min()).idxmax())\n"
+        ),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
         "one_based_stage",
         "returns the stage numbered from 1",
         _trace(_walk(result="int(np.argmax(on_path)) + 1")),
@@ -333,6 +412,15 @@ MUTANTS = [
         ("gain_tests",),
     ),
     Mutant(
+        "removed_not_added",
+        "the layer taken off stage 1 but not added to stage 2",
+        _gain(
+            "_one(_f0, _b0) - _one(_f0 + _off * layer_forward, _b0 + _off * layer_backward)",
+            prelude="_off = np.array([0.0, -1.0, 0.0, 0.0])\n",
+        ),  # fmt: skip
+        ("gain_tests",),
+    ),
+    Mutant(
         "milliseconds",
         "the gain in milliseconds",
         _gain("(_one(_f0, _b0) - _one(_f1, _b1)) * 1e3"),
@@ -359,7 +447,7 @@ MUTANTS = [
     ),
     Mutant(
         "optimizer_state_only",
-        "12 bytes per parameter",
+        "12 bytes per parameter (a lean move), not section 3's 16",
         _even("    return math.ceil((12 * n / beta + pause) / gain)"),
         ("break_even_tests",),
     ),
@@ -423,7 +511,7 @@ MUTANTS = [
     ),  # fmt: skip
     Mutant(
         "finished_stage_is_safe",
-        "only the sending stage checked",
+        "only the receiving stage checked: stage 3 is done, but stage 2 sends the layer",
         _safety(C="safe"),
         ("safety_tests",),
     ),  # fmt: skip
@@ -465,6 +553,32 @@ RIGHT_ANSWERS = [
             )
         },
         ("gpipe_step_tests",),
+    ),
+    Mutant(
+        "own_predecessor_table",
+        "the walk with its own predecessor table instead of the setup's predecessors",
+        _trace(_walk()),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
+        "longest_path_dynamic_programming",
+        "longest path by a forward pass in start order, then backtracking (no walk from the end)",
+        _trace(
+            "def bottleneck_from_trace(events):\n"
+            "    ev = events.reset_index(drop=True)\n"
+            "    preds = predecessors(ev)\n"
+            "    dist, back = {}, {}\n"
+            "    for i in ev.sort_values('start').index:\n"
+            "        best = max(preds[i], key=lambda u: dist[u], default=None)\n"
+            "        before = dist[best] if best is not None else 0.0\n"
+            "        dist[i], back[i] = before + ev.at[i, 'end'] - ev.at[i, 'start'], best\n"
+            "    i, on_path = max(dist, key=dist.get), [0.0] * (int(ev['stage'].max()) + 1)\n"
+            "    while i is not None:\n"
+            "        on_path[int(ev.at[i, 'stage'])] += ev.at[i, 'end'] - ev.at[i, 'start']\n"
+            "        i = back[i]\n"
+            "    return int(np.argmax(on_path))\n"
+        ),
+        ("bottleneck_tests",),
     ),
     Mutant(
         "walk_by_matching_start",
