@@ -130,16 +130,17 @@ def check_peaks(label, got, expected, hints=()):
 
 
 # Exercise 5's options: the checks in section order, and what each one catches
-FAST_RUN_CHECKS = ("identity", "dependency", "memory", "version", "numeric", "progress", "none")
+FAST_RUN_CHECKS = ("identity", "dependency", "progress", "memory", "version", "numeric", "none")
 CHECK_MEANING = {
     "identity": "an action missing, repeated, of unknown kind or out of range",
-    "dependency": "an action listed on its rank before an input from the same rank, or "
-    "started before an input ended",
+    "dependency": "an action listed on its rank before one of its direct inputs (section 3) on "
+    "the same rank, or started before an input ended",
+    "progress": "every action is there and no rank lists a direct same-rank input late, yet ranks "
+    "wait for each other for good (a deadlock), also when the cycle returns to one rank through "
+    "others",
     "memory": "more live activation stashes on a stage than the bound",
     "version": "a backward on other weights than its forward's (asynchronous updates)",
     "numeric": "gradients unlike the sequential reference while every other rule passes",
-    "progress": "every action is there and each rank's list is in order, yet ranks wait for "
-    "each other for good (a deadlock)",
     "none": "the run passes every check",
 }
 
@@ -202,9 +203,10 @@ plt.show()
 # $F(k, j)$ after $F(k-1, j)$; $B(k, j)$ after $B(k+1, j)$ and after $F(k, j)$; $W(k, j)$
 # after $B(k, j)$. Two checks follow:
 #
-# - in the **lists**, a same-rank dependency must be listed earlier (`dependency`); a
-#   cross-rank one is waited for, and if the waits never end, ranks cannot make **progress**
-#   (a deadlock, pipe09);
+# - in the **lists**, each input listed above that sits on the same rank must be listed earlier
+#   (`dependency`); an input on another rank is waited for, even when the chain behind it leads
+#   back to a later entry of this rank's list, and if the waits never end, ranks cannot make
+#   **progress** (a deadlock, pipe09);
 # - in a **trace**, every action must start at or after the end of each dependency:
 #   $\text{start}(a) \ge \text{end}(d)$. Starting exactly at the end is fine.
 #
@@ -493,7 +495,11 @@ for _tie, _what in _ties.items():
         f"is {_tie} in early_events",
         str(_tie in _plain_events),
         "False",
-        {"True": f"{_what}: starting at a dependency's end is not before it", "False": ""},
+        {
+            "True": f"{_what}: starting at a dependency's end is not before it (compare with "
+            "the dependencies' ends in this trace)",
+            "False": "",
+        },
     )
 ### BEGIN HIDDEN TESTS
 _right = [("B", 1, 4), ("B", 3, 2), ("F", 3, 5)]
@@ -644,15 +650,15 @@ passed("Exercise 4")
 #
 # Each run reports more throughput than a trusted baseline. Set `fails` to a dict from each
 # letter to the first check, in section order, that it fails (`verify` with the right
-# arguments, or the trace check): `"identity"`, `"dependency"`, `"memory"`, `"version"`,
-# `"numeric"`, `"progress"`, or `"none"`. Answers may repeat.
+# arguments, or the trace check): `"identity"`, `"dependency"`, `"progress"`, `"memory"`,
+# `"version"`, `"numeric"`, or `"none"`. Answers may repeat.
 #
 # | | what you see |
 # |---|---|
 # | A | 1F1B, hung at 41 ms; rank 2's list has no B of microbatch 5 |
 # | B | interleaved 1F1B, 4 ranks, 8 stages (rank 0 holds stages 0 and 4), hung; rank 0 lists B(s0,m3) before B(s4,m3) |
 # | C | 1F1B whose recomputed forwards are emitted as a second F(s, j) just before each B(s, j); peak memory is lower |
-# | D | a fused kernel, 6 % faster: every event once, in list order, within memory; B(s2,m9) starts exactly when B(s3,m9) ends; gradients match the reference |
+# | D | the baseline's schedule and lists, with a fused kernel, 6 % faster: every event once, in list order, within memory; B(s2,m9) starts exactly when B(s3,m9) ends; gradients match the reference |
 
 # %% nbgrader={"grade": false, "grade_id": "fast_trace_answer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 ### BEGIN SOLUTION
@@ -674,8 +680,8 @@ for _key in "ABCD":
 _why = {
     "A": {"progress": "the job hung, but because B(s2,m5) is in no list: identity comes first "
           "(verify counts a missing action as done when it checks progress)"},
-    "B": {"dependency": "B(s0,m3)'s input B(s1,m3) is on rank 1, not rank 0: a cross-rank wait, "
-          "which blocks through stages 1-3 until rank 0's own B(s4,m3)"},
+    "B": {"dependency": "B(s4,m3) is not one of B(s0,m3)'s inputs (that is B(s1,m3), on rank "
+          "1); it is only reached through ranks 1-3: a cross-rank wait that never ends"},
     "C": {"memory": "memory went down, not up; the second F(s, j) repeats an action",
           "none": "a second F(s, j) is a repeat unless declared as its own kind (section 2)"},
     "D": {"dependency": "starting exactly at a dependency's end is allowed (section 3)"},

@@ -347,6 +347,25 @@ MUTANTS = [
         grades=("dependency_tests",),
     ),
     Mutant(
+        name="rank_overlap_instead_of_own_forward",
+        why="forgets F(s, j) -> B(s, j): cross-stage dependencies plus 'no two events overlap on "
+        "a rank' (B(s3,m2) runs ahead of its forward without overlapping it)",
+        cells={
+            "dependency_answer": _early_events(
+                '[("F", s - 1, j)] if k == "F" else [("B", s + 1, j)]', "<"
+            )
+            + (
+                "_free = {}\n"
+                "for _e in trace.itertuples():\n"
+                "    e = (_e.kind, int(_e.stage), int(_e.microbatch))\n"
+                "    if _e.start < _free.get(_e.rank, 0) and e not in early_events:\n"
+                "        early_events.append(e)\n"
+                "    _free[_e.rank] = max(_free.get(_e.rank, 0), _e.end)\n"
+            )
+        },
+        grades=("dependency_tests",),
+    ),
+    Mutant(
         name="first_event_only",
         why="stops at the first early event (the question asks for all of them)",
         cells={"dependency_answer": _early_events(_ALL_DEPS, "<", stop=True)},
@@ -475,7 +494,8 @@ MUTANTS = [
             ),
             (
                 "cross_rank_wait_as_dependency",
-                "B(s0,m3) before B(s4,m3) on one rank read as a list-order violation",
+                "B(s0,m3) before B(s4,m3) on one rank read as a list-order violation, though "
+                "B(s4,m3) is not a direct input of B(s0,m3)",
                 "B",
                 "dependency",
                 "fast_trace_tests",
