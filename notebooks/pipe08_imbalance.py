@@ -56,14 +56,14 @@ forward_cost = np.array([1.00, 1.05, 0.95, 1.40]) * ms
 backward_cost = np.array([2.00, 3.15, 1.90, 2.30]) * ms
 num_microbatches = 8
 
-# Exercise 2: a synthetic profile of 1F1B on 3 stages, 4 microbatches, durations jittered ±5 %.
+# Exercise 2: a synthetic profile of 1F1B on 5 stages, 5 microbatches, durations jittered ±5 %.
 small_trace = (
     jittered_timeline(
-        one_f_one_b(3, 4),
-        [0.8 * ms, 1.6 * ms, 0.9 * ms],
-        [3.3 * ms, 1.7 * ms, 2.9 * ms],
+        one_f_one_b(5, 5),
+        np.array([0.9, 1.5, 1.7, 0.8, 1.6]) * ms,
+        np.array([1.7, 3.2, 1.8, 3.3, 2.9]) * ms,
         jitter=0.05,
-        seed=57,
+        seed=94,
     )
     .events.sort_values("start")
     .reset_index(drop=True)
@@ -201,9 +201,10 @@ plt.show()
 # A stage can hand its layers over only when no microbatch still needs them: no **stash** (a
 # forward whose backward has not run) is live on it. Under PipeDream's asynchronous 1F1B each
 # stash also pins the weight version its forward used, one version per in-flight microbatch
-# (Narayanan et al. 2019, §3.3), so with no live stash no older version is needed either. Only a flushed schedule (GPipe,
-# 1F1B) reaches that state, and only between steps. An idle rank is not enough: in GPipe, rank 0
-# idles 13.55 ms between its last forward and its first backward, holding all 8 stashes.
+# (Narayanan et al. 2019, §3.3), so with no live stash no older version is needed either. Only a
+# flushed schedule (GPipe, 1F1B) reaches no live stash on any stage, and only between steps. An
+# idle rank is not enough: in GPipe, rank 0 idles 13.55 ms between its last forward and its first
+# backward, holding all 8 stashes.
 
 # %%
 f_end = gpipe_run.events.query("rank == 0 and kind == 'F'")["end"].max()
@@ -391,8 +392,8 @@ def _trace_wrong(ev):
 
 with forbid(*_no_delegation, exercise="Exercise 2"):
     _visible = bottleneck_from_trace(small_trace.copy())
-check_int("bottleneck_from_trace(small_trace)", _visible, 2,
-          known_wrong=distinct_hints(_trace_wrong(small_trace), 2))  # fmt: skip
+check_int("bottleneck_from_trace(small_trace)", _visible, 4,
+          known_wrong=distinct_hints(_trace_wrong(small_trace), 4))  # fmt: skip
 ### BEGIN HIDDEN TESTS
 _traces = [  # (generator, f, b, m, seed): synthetic profiles, ±5 % jitter
     (one_f_one_b, [1.15, 1.58, 1.52, 1.48, 1.11], [2.41, 3.6, 2.52, 3.19, 2.08], 6, 1),
@@ -402,6 +403,7 @@ _traces = [  # (generator, f, b, m, seed): synthetic profiles, ±5 % jitter
     (gpipe, [1.15, 0.85, 1.08], [2.44, 1.68, 2.52], 7, 40),
     (one_f_one_b, [1.0, 1.05, 0.95, 1.4], [2.0, 3.15, 1.9, 2.3], 8, 3),
     (one_f_one_b, [1.53, 1.27, 1.54], [3.6, 2.2, 3.46], 5, 89),
+    (gpipe, [1.5, 1.8, 2.8], [2.9, 3.1, 3.2], 7, 81),  # backwards alone on the path pick stage 1
 ]
 _events = []
 for _gen, _f, _b, _m, _seed in _traces:
@@ -411,8 +413,13 @@ with forbid(*_no_delegation, exercise="Exercise 2 (hidden cases)"):
     _answers = [bottleneck_from_trace(ev.copy()) for _, ev in _events]
 for (_gen, _f, _b, _m, _seed), (_run, _ev), _got in zip(_traces, _events, _answers, strict=True):
     _want = bottleneck_stage(_run)
+    _path = _imbalance.critical_path(_run)
+    _backward = _path["kind"] == "B"
+    _backward_only = (_path["end"] - _path["start"])[_backward].groupby(_path["stage"][_backward])
+    _hints = _trace_wrong(_ev) + [(int(_backward_only.sum().idxmax()), "only the backwards "
+                                   "counted; forwards on the path are compute too")]  # fmt: skip
     check_int(f"bottleneck_from_trace({_gen.__name__} trace, p = {len(_f)}, m = {_m})", _got,
-              _want, known_wrong=distinct_hints(_trace_wrong(_ev), _want))  # fmt: skip
+              _want, known_wrong=distinct_hints(_hints, _want))  # fmt: skip
 ### END HIDDEN TESTS
 passed("Exercise 2")
 
@@ -549,7 +556,7 @@ passed("Exercise 4")
 ### BEGIN SOLUTION
 move_safe = {
     "A": "safe",  # a flush: no stash, one weight version
-    "B": "unsafe",  # idle is not empty: rank 0 holds all m stashes, so do stages 1-3
+    "B": "unsafe",  # idle is not empty: rank 0 holds all m stashes; stage 2, the sender, holds some
     "C": "unsafe",  # stage 2, which sends the layer, still holds stashes its backwards need
     "D": "unsafe",  # never flushed: stashes and older weight versions are in flight
     "E": "safe",  # between steps of a flushed schedule
@@ -566,8 +573,9 @@ for _key in "ABCDE":
 ### BEGIN HIDDEN TESTS
 _why = {
     "A": ("safe", "a stash is live; GPipe between steps holds none"),
-    "B": ("unsafe", "an idle rank is an empty one; rank 0 still holds all its stashes, and so "
-          "does stage 2, which sends the layer"),
+    "B": ("unsafe", "an idle rank is an empty one; rank 0 still holds all its stashes; "
+          "stage 2, which sends the layer, holds stashes too, and microbatches still need its "
+          "layers"),
     "C": ("unsafe", "the receiving stage being done is enough; stage 2, which sends the layer, "
           "still holds stashes its backwards need"),
     "D": ("unsafe", "a finished update makes the weights consistent; PipeDream never flushes, "

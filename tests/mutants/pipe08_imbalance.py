@@ -288,6 +288,17 @@ MUTANTS = [
         ("bottleneck_tests",),
     ),
     Mutant(
+        "backward_only_on_path",
+        "with the setup's predecessors: counts only the backwards' time on the path",
+        _trace(
+            _helper_walk(
+                score="(events.at[i, 'end'] - events.at[i, 'start']) "
+                "* (events.at[i, 'kind'] == 'B')"
+            )
+        ),
+        ("bottleneck_tests",),
+    ),
+    Mutant(
         "returns_zero",
         "always stage 0 (the stage of the action that ends last)",
         _trace("def bottleneck_from_trace(events):\n    return 0\n"),
