@@ -324,6 +324,11 @@ def test_start_here_counts_saved_progress(lab: harness.Lab, page, work: Path) ->
     assert home.write_home(work).status == "updated"
     nb = Notebook(page, lab, home.HOME_NAME, OUTPUT / "start_here").open()
     module2 = nb.cells().nth(3)
-    assert "failing" in nb.cells().nth(2).inner_text()
+    # What the learner sees: the rendered table, scrolled into view (JupyterLab skips rendering
+    # cells outside the viewport, and innerText is empty there).
+    module1 = nb.cells().nth(2).locator(".jp-RenderedMarkdown")
+    module1.scroll_into_view_if_needed()
+    module1.filter(has_text="failing").wait_for(timeout=30_000)
+    assert "failing" in module1.inner_text()
     nb.shot("08-progress-after-work-module1", nb.cells().nth(2))
     nb.shot("09-progress-after-work-module2", module2)
