@@ -109,6 +109,22 @@ def test_in_flight_bars_heights_are_the_peaks_and_outline_only_what_exceeds():
             )
             assert outlined == (value > limit)
     assert list(peaks["1F1B"]) == bound  # 1F1B meets the bound it is drawn against
+    # the legend explains the outline once; a schedule's swatch carries none
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "GPipe",
+        "1F1B",
+        "bound",
+        "above the bound",
+    ]
+    for handle in legend.legend_handles[:2]:
+        assert (
+            handle.get_linewidth() == 0
+            or handle.get_edgecolor()[3] == 0
+            or (to_hex(handle.get_edgecolor()) == to_hex(handle.get_facecolor()))
+        )
+    alone = in_flight_bars({"1F1B": peaks["1F1B"]}, bound).get_legend()
+    assert [t.get_text() for t in alone.get_texts()] == ["1F1B", "bound"]
     with pytest.raises(ValueError, match="3 stages"):
         in_flight_bars({"x": [1, 2, 3]}, bound)
 

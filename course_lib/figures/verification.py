@@ -208,11 +208,21 @@ def in_flight_bars(
         for bar in bars:
             bar.set_gid(f"bars:{name}")
     edges = np.arange(num_stages + 1) - 0.5
-    ax.stairs(bound, edges, color="black", linewidth=2.0, label="bound", baseline=None)
+    step = ax.stairs(bound, edges, color="black", linewidth=2.0, label="bound", baseline=None)
     ax.set_xticks(range(num_stages), [f"stage {s}" for s in range(num_stages)])
     ax.set_ylabel("peak live stashes\n(microbatches)")
     ax.set_ylim(0, max([*bound, *(max(v) for v in peaks.values())]) * 1.15 + 0.5)
-    ax.legend(frameon=False, loc="upper right", fontsize=9)
+    # one plain swatch per schedule (a bar's own handle would carry its outline), and the outline
+    # explained once, when some bar has it
+    handles = [Patch(color=colours[k % len(colours)], label=n) for k, n in enumerate(names)]
+    handles.append(step)
+    if any(np.any(np.asarray(peaks[n], dtype=float) > bound) for n in names):
+        handles.append(
+            Patch(facecolor="white", edgecolor=VIOLATION_COLOUR, linewidth=2.4, label="above the bound")
+        )  # fmt: skip
+    ax.legend(
+        handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9
+    )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     if title:
